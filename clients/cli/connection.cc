@@ -1,0 +1,98 @@
+#include "clients/cli/connection.h"
+
+#include <cstdlib>
+#include <optional>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "proto/status.h"
+
+namespace argus::cli {
+
+std::string ResolveServerAddress(const std::string& flag_value) {
+  if (!flag_value.empty()) return flag_value;
+  const char* env = std::getenv("ARGUS_SERVER");
+  return env ? env : "";
+}
+
+bool JobFinished(v1::JobState s) {
+  return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED ||
+         s == v1::JOB_STATE_CANCELLED;
+}
+
+Connection::Connection(std::string address) : address_(std::move(address)) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  args.SetMaxReceiveMessageSize(64 << 20);
+  channel_ = grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args);
+  jobs_ = v1::JobService::NewStub(channel_);
+}
+
+std::unique_ptr<grpc::ClientContext> Connection::Context(std::chrono::milliseconds timeout) const {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->set_deadline(std::chrono::system_clock::now() + timeout);
+  return ctx;
+}
+
+absl::Status Connection::Failed(const std::string& what, const grpc::Status& st) const {
+  absl::Status s = FromGrpc(st);
+  if (st.error_code() == grpc::UNAVAILABLE || st.error_code() == grpc::DEADLINE_EXCEEDED) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot reach argus-server at ", address_, ": ", st.error_message()));
+  }
+  return absl::Status(s.code(), absl::StrCat(what, ": ", st.error_message()));
+}
+
+absl::StatusOr<v1::Job> Connection::Submit(const v1::JobSpec& spec) {
+  v1::SubmitJobRequest req;
+  *req.mutable_spec() = spec;
+  v1::SubmitJobResponse resp;
+  auto ctx = Context();
+  grpc::Status st = jobs_->SubmitJob(ctx.get(), req, &resp);
+  if (!st.ok()) return Failed("submit", st);
+  return resp.job();
+}
+
+absl::StatusOr<v1::Job> Connection::Get(const std::string& id) {
+  v1::GetJobRequest req;
+  req.set_id(id);
+  v1::Job job;
+  auto ctx = Context();
+  grpc::Status st = jobs_->GetJob(ctx.get(), req, &job);
+  if (!st.ok()) return Failed("job " + id, st);
+  return job;
+}
+
+absl::StatusOr<v1::Job> Connection::Watch(
+    const std::string& id, const std::function<void(const v1::JobEvent&)>& on_event,
+    std::chrono::milliseconds reconnect_for) {
+  auto broken_since = std::chrono::steady_clock::time_point{};
+  while (true) {
+    v1::WatchJobRequest req;
+    req.set_id(id);
+    grpc::ClientContext ctx;  // no deadline: jobs may run long
+    auto reader = jobs_->WatchJob(&ctx, req);
+    v1::JobEvent ev;
+    std::optional<v1::Job> last;
+    while (reader->Read(&ev)) {
+      broken_since = {};
+      on_event(ev);
+      last = ev.job();
+    }
+    grpc::Status st = reader->Finish();
+    if (last && JobFinished(last->state())) return *last;
+    if (st.ok()) {
+      // The stream ended cleanly; the job must have finished.
+      return Get(id);
+    }
+    if (st.error_code() != grpc::UNAVAILABLE) return Failed("watch " + id, st);
+    // The server went away: reconnect and resume.
+    auto now = std::chrono::steady_clock::now();
+    if (broken_since == std::chrono::steady_clock::time_point{}) broken_since = now;
+    if (now - broken_since > reconnect_for) return Failed("watch " + id, st);
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+}
+
+}  // namespace argus::cli

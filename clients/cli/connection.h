@@ -1,0 +1,56 @@
+// clients/cli/connection.h: how the CLI reaches argus-server.
+//
+// The address comes from --server, else $ARGUS_SERVER. Every call has a
+// deadline; an unreachable server becomes one UNAVAILABLE status naming the
+// address, never a hang.
+//
+// Thread safety: a Connection may be shared by threads (gRPC stubs are).
+#ifndef ARGUS_CLIENTS_CLI_CONNECTION_H_
+#define ARGUS_CLIENTS_CLI_CONNECTION_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "argus/v1/jobs.grpc.pb.h"
+
+namespace argus::cli {
+
+class Connection {
+ public:
+  explicit Connection(std::string address);
+  const std::string& address() const { return address_; }
+  v1::JobService::Stub* jobs() { return jobs_.get(); }
+
+  // A context with the default deadline (or `timeout`).
+  std::unique_ptr<grpc::ClientContext> Context(
+      std::chrono::milliseconds timeout = std::chrono::seconds(15)) const;
+  // Converts a failed call into a status whose message is fit for the user.
+  absl::Status Failed(const std::string& what, const grpc::Status& st) const;
+
+  absl::StatusOr<v1::Job> Submit(const v1::JobSpec& spec);
+  absl::StatusOr<v1::Job> Get(const std::string& id);
+  // Streams events until the job ends, calling on_event for each. Reconnects
+  // (and resumes) when the stream breaks, for up to `reconnect_for`.
+  absl::StatusOr<v1::Job> Watch(const std::string& id,
+                                const std::function<void(const v1::JobEvent&)>& on_event,
+                                std::chrono::milliseconds reconnect_for = std::chrono::seconds(60));
+
+ private:
+  std::string address_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::JobService::Stub> jobs_;
+};
+
+// --server if given, else $ARGUS_SERVER, else "".
+std::string ResolveServerAddress(const std::string& flag_value);
+
+bool JobFinished(v1::JobState s);
+
+}  // namespace argus::cli
+
+#endif  // ARGUS_CLIENTS_CLI_CONNECTION_H_

@@ -1,0 +1,65 @@
+#include "clients/cli/embedded.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "base/status.h"
+#include "server/clock.h"
+#include "spdlog/spdlog.h"
+
+namespace argus::cli {
+
+absl::StatusOr<std::string> EmbeddedStateDir() {
+  std::filesystem::path dir;
+  if (const char* home = std::getenv("ARGUS_HOME"); home && *home) {
+    dir = home;
+  } else if (const char* state = std::getenv("XDG_STATE_HOME"); state && *state) {
+    dir = std::filesystem::path(state) / "argus";
+  } else if (const char* h = std::getenv("HOME"); h && *h) {
+    dir = std::filesystem::path(h) / ".local/state/argus";
+  } else {
+    dir = std::filesystem::temp_directory_path() / "argus";
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return absl::FailedPreconditionError(absl::StrCat("cannot create ", dir.string(), ": ",
+                                                            ec.message()));
+  return dir.string();
+}
+
+Embedded::~Embedded() { Stop(); }
+
+absl::StatusOr<std::string> Embedded::Start(const std::string& db_path) {
+  server::ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.db_path = db_path;
+  options.heartbeat_ms = 500;
+  options.lease_ms = 5000;
+  server_ = std::make_unique<server::Server>(options);
+  ASSIGN_OR_RETURN(std::string address, server_->Start());
+  worker::DaemonOptions wopts;
+  wopts.server = address;
+  wopts.lease_wait_ms = 500;
+  worker_ = std::make_unique<worker::WorkerDaemon>(wopts);
+  worker_thread_ = std::thread([this] {
+    auto st = worker_->Run();
+    if (!st.ok()) spdlog::error("embedded worker: {}", st.ToString());
+  });
+  // Wait for the worker to register so that a probe finds it.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto alive = server_->store()->AliveWorkers(server::NowMs(), 1500);
+    if (alive.ok() && !alive->empty() && !worker_->worker_id().empty()) return address;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return absl::DeadlineExceededError("the embedded worker did not register within 60 s");
+}
+
+void Embedded::Stop() {
+  if (worker_) worker_->Stop();
+  if (worker_thread_.joinable()) worker_thread_.join();
+  if (server_) server_->Shutdown();
+}
+
+}  // namespace argus::cli

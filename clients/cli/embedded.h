@@ -1,0 +1,41 @@
+// clients/cli/embedded.h: the embedded default — an in-process argus-server
+// and a local worker, for commands run without --server.
+//
+// The store lives in a per-user state directory ($ARGUS_HOME, else
+// $XDG_STATE_HOME/argus, else ~/.local/state/argus) so results outlive the
+// command. The server listens on loopback only.
+//
+// Thread safety: Start/Stop from one thread.
+#ifndef ARGUS_CLIENTS_CLI_EMBEDDED_H_
+#define ARGUS_CLIENTS_CLI_EMBEDDED_H_
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "gpu_worker/daemon.h"
+#include "server/server.h"
+
+namespace argus::cli {
+
+class Embedded {
+ public:
+  ~Embedded();
+  // Starts the server and one local worker and waits until it registered.
+  // Returns the server address.
+  absl::StatusOr<std::string> Start(const std::string& db_path);
+  void Stop();
+
+ private:
+  std::unique_ptr<server::Server> server_;
+  std::unique_ptr<worker::WorkerDaemon> worker_;
+  std::thread worker_thread_;
+};
+
+// Where the embedded store lives (created if missing).
+absl::StatusOr<std::string> EmbeddedStateDir();
+
+}  // namespace argus::cli
+
+#endif  // ARGUS_CLIENTS_CLI_EMBEDDED_H_

@@ -1,0 +1,58 @@
+// argus-server: the job service, worker registry and job store.
+#include <cstdio>
+#include <iostream>
+
+#include "base/flags.h"
+#include "base/logging.h"
+#include "base/signals.h"
+#include "server/server.h"
+
+int main(int argc, char** argv) {
+  argus::server::ServerOptions options;
+  std::string log_level = "info";
+  int64_t lease_ms = options.lease_ms, heartbeat_ms = options.heartbeat_ms;
+  int64_t max_jobs = options.max_concurrent_jobs_per_client;
+  argus::FlagSet flags("argus-server", "[flags]\n\nexample: argus-server --listen 0.0.0.0:7070 --db /var/lib/argus/argus.db");
+  flags.String("listen", &options.listen, "host:port to serve gRPC on (port 0 picks a free one)");
+  flags.String("db", &options.db_path, "SQLite job store file");
+  flags.Int("lease_ms", &lease_ms, "a lease not renewed for this long expires");
+  flags.Int("heartbeat_ms", &heartbeat_ms, "how often workers heartbeat");
+  flags.Int("max_jobs_per_client", &max_jobs, "unfinished jobs one client may have");
+  flags.String("log_level", &log_level, "trace, debug, info, warn, error, off");
+  auto args = flags.Parse(argc, argv);
+  if (!args.ok()) {
+    std::cerr << args.status().message() << "\n";
+    return 2;
+  }
+  if (flags.help_requested()) {
+    std::cout << flags.Help();
+    return 0;
+  }
+  if (!args->empty()) {
+    std::cerr << "argus-server: unexpected argument '" << (*args)[0] << "'\n";
+    return 2;
+  }
+  if (auto st = argus::InitLogging("argus-server", log_level); !st.ok()) {
+    std::cerr << "argus-server: " << st.message() << "\n";
+    return 2;
+  }
+  if (lease_ms < 100 || heartbeat_ms < 10 || heartbeat_ms * 2 > lease_ms) {
+    std::cerr << "argus-server: need --lease_ms >= 100 and --heartbeat_ms <= lease_ms/2\n";
+    return 2;
+  }
+  options.lease_ms = lease_ms;
+  options.heartbeat_ms = heartbeat_ms;
+  options.max_concurrent_jobs_per_client = static_cast<int>(max_jobs);
+  argus::server::Server server(options);
+  argus::OnTerminationSignal([&server] { server.Shutdown(); });
+  auto addr = server.Start();
+  if (!addr.ok()) {
+    std::cerr << "argus-server: " << addr.status().message() << "\n";
+    return 1;
+  }
+  std::printf("argus-server listening on %s\n", addr->c_str());
+  std::fflush(stdout);
+  server.Wait();
+  server.Shutdown();
+  return 0;
+}

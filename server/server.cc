@@ -1,0 +1,75 @@
+#include "server/server.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include "absl/strings/str_cat.h"
+#include "base/status.h"
+#include "server/clock.h"
+#include "server/services.h"
+#include "spdlog/spdlog.h"
+
+namespace argus::server {
+
+Server::Server(ServerOptions options) : options_(std::move(options)) {}
+
+Server::~Server() { Shutdown(); }
+
+absl::StatusOr<std::string> Server::Start() {
+  StoreOptions store_options;
+  store_options.lease_ms = options_.lease_ms;
+  store_options.max_attempts = options_.max_attempts;
+  ASSIGN_OR_RETURN(store_, JobStore::Open(options_.db_path, store_options));
+  jobs_ = std::make_unique<JobServiceImpl>(store_.get(), options_, &stopping_);
+  workers_ = std::make_unique<WorkerServiceImpl>(store_.get(), options_, &stopping_);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(options_.listen, grpc::InsecureServerCredentials(), &port);
+  builder.SetMaxReceiveMessageSize(options_.max_message_bytes);
+  builder.SetMaxSendMessageSize(options_.max_message_bytes);
+  builder.RegisterService(jobs_.get());
+  builder.RegisterService(workers_.get());
+  server_ = builder.BuildAndStart();
+  if (!server_ || port == 0) {
+    server_.reset();
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options_.listen, " (address in use or invalid)"));
+  }
+  std::string host = options_.listen.substr(0, options_.listen.rfind(':'));
+  reaper_ = std::thread([this] { ReapLoop(); });
+  return absl::StrCat(host, ":", port);
+}
+
+void Server::ReapLoop() {
+  while (!stopping_.load()) {
+    int64_t now = NowMs();
+    auto expired = store_->ExpireLeases(now);
+    if (!expired.ok()) {
+      spdlog::error("lease reaper: {}", expired.status().ToString());
+    } else if (*expired > 0) {
+      spdlog::info("lease reaper: {} expired leases returned to the queue", *expired);
+    }
+    auto overdue = store_->FailOverdueJobs(now);
+    if (overdue.ok()) {
+      for (const auto& id : *overdue) spdlog::warn("job {} failed: deadline exceeded", id);
+    }
+    for (int i = 0; i < 10 && !stopping_.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+}
+
+void Server::Shutdown() {
+  if (stopping_.exchange(true)) return;
+  if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  if (reaper_.joinable()) reaper_.join();
+}
+
+void Server::Wait() {
+  if (server_) server_->Wait();
+}
+
+}  // namespace argus::server

@@ -1,0 +1,66 @@
+// server/server.h: argus-server, the gRPC front of the job store.
+//
+// Serves argus.v1.JobService and argus.v1.WorkerService over one port, plus
+// grpc.health.v1 and server reflection. A reaper thread expires leases and
+// fails overdue jobs. Job planning for kinds other than probe is delegated
+// to a JobPlanner (the planner part registers one); without it such jobs are
+// refused with a clear error.
+//
+// Thread safety: Start/Shutdown from one thread; the services are
+// thread-safe (they share the thread-safe JobStore).
+#ifndef ARGUS_SERVER_SERVER_H_
+#define ARGUS_SERVER_SERVER_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "server/store.h"
+
+namespace argus::server {
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1:0";
+  std::string db_path = "argus.db";
+  int64_t lease_ms = 30'000;
+  int64_t heartbeat_ms = 2'000;
+  int max_attempts = 3;
+  int64_t default_deadline_ms = 10 * 60'000;
+  int max_message_bytes = 8 << 20;
+  int max_concurrent_jobs_per_client = 64;
+};
+
+class JobServiceImpl;
+class WorkerServiceImpl;
+
+class Server {
+ public:
+  explicit Server(ServerOptions options);
+  ~Server();
+
+  // Opens the store, binds the port and starts serving. Returns the bound
+  // address (host:port, with the real port when 0 was asked).
+  absl::StatusOr<std::string> Start();
+  void Shutdown();
+  void Wait();
+  JobStore* store() { return store_.get(); }
+
+ private:
+  void ReapLoop();
+
+  ServerOptions options_;
+  std::unique_ptr<JobStore> store_;
+  std::unique_ptr<JobServiceImpl> jobs_;
+  std::unique_ptr<WorkerServiceImpl> workers_;
+  std::unique_ptr<grpc::Server> server_;
+  std::atomic<bool> stopping_{false};
+  std::thread reaper_;
+};
+
+}  // namespace argus::server
+
+#endif  // ARGUS_SERVER_SERVER_H_

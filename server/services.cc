@@ -1,0 +1,215 @@
+#include "server/services.h"
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "proto/status.h"
+#include "server/clock.h"
+#include "spdlog/spdlog.h"
+
+namespace argus::server {
+namespace {
+
+using grpc::ServerContext;
+using grpc::Status;
+
+// How long a worker may go without a heartbeat and still count as alive.
+int64_t AliveMs(const ServerOptions& o) { return 3 * o.heartbeat_ms; }
+
+bool Finished(v1::JobState s) {
+  return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED ||
+         s == v1::JOB_STATE_CANCELLED;
+}
+
+Status Invalid(const std::string& msg) { return Status(grpc::INVALID_ARGUMENT, msg); }
+
+}  // namespace
+
+v1::JobEvent MakeJobEvent(const v1::Job& job, const std::string& message) {
+  v1::JobEvent ev;
+  ev.set_job_id(job.id());
+  ev.set_state(job.state());
+  ev.set_tasks_total(job.tasks_size());
+  for (const auto& t : job.tasks()) {
+    if (t.state() == "done") ev.set_tasks_done(ev.tasks_done() + 1);
+    if (t.state() == "failed") ev.set_tasks_failed(ev.tasks_failed() + 1);
+  }
+  ev.set_message(message);
+  ev.set_unix_ms(NowMs());
+  *ev.mutable_job() = job;
+  return ev;
+}
+
+Status JobServiceImpl::SubmitJob(ServerContext*, const v1::SubmitJobRequest* req,
+                                 v1::SubmitJobResponse* resp) {
+  const v1::JobSpec& spec = req->spec();
+  int64_t now = NowMs();
+  if (spec.client().size() > 256) return Invalid("spec.client: longer than 256 bytes");
+  if (spec.deadline_ms() < 0) return Invalid("spec.deadline_ms: must not be negative");
+  if (options_.max_concurrent_jobs_per_client > 0) {
+    auto active = store_->CountActiveJobs(spec.client());
+    if (!active.ok()) return ToGrpc(active.status());
+    if (*active >= options_.max_concurrent_jobs_per_client) {
+      return Status(grpc::RESOURCE_EXHAUSTED,
+                    absl::StrCat("client '", spec.client(), "' already has ", *active,
+                                 " unfinished jobs (limit ",
+                                 options_.max_concurrent_jobs_per_client, ")"));
+    }
+  }
+  std::vector<NewTask> tasks;
+  switch (spec.kind()) {
+    case v1::JOB_KIND_PROBE: {
+      auto alive = store_->AliveWorkers(now, AliveMs(options_));
+      if (!alive.ok()) return ToGrpc(alive.status());
+      if (spec.probe_workers() < 0) return Invalid("spec.probe_workers: must not be negative");
+      int n = spec.probe_workers() ? spec.probe_workers() : static_cast<int>(alive->size());
+      if (n == 0) {
+        return Status(grpc::FAILED_PRECONDITION,
+                      "no workers are connected: start one with argus-worker --server ADDRESS");
+      }
+      if (n > 1024) return Invalid("spec.probe_workers: at most 1024");
+      for (int i = 0; i < n; ++i) tasks.push_back({"probe", "{}", "", true});
+      break;
+    }
+    case v1::JOB_KIND_TUNE:
+      return Status(grpc::UNIMPLEMENTED,
+                    "job kind TUNE needs the planner, which this server was built without");
+    default:
+      return Invalid("spec.kind: unknown job kind (PROBE or TUNE)");
+  }
+  int64_t deadline =
+      now + (spec.deadline_ms() ? spec.deadline_ms() : options_.default_deadline_ms);
+  auto job = store_->CreateJob(spec, tasks, now, deadline);
+  if (!job.ok()) return ToGrpc(job.status());
+  spdlog::info("job {} submitted: kind {} with {} tasks", job->id(),
+               v1::JobKind_Name(spec.kind()), tasks.size());
+  *resp->mutable_job() = std::move(*job);
+  return Status::OK;
+}
+
+Status JobServiceImpl::GetJob(ServerContext*, const v1::GetJobRequest* req, v1::Job* resp) {
+  if (req->id().empty()) return Invalid("id: required");
+  auto job = store_->GetJob(req->id());
+  if (!job.ok()) return ToGrpc(job.status());
+  *resp = std::move(*job);
+  return Status::OK;
+}
+
+Status JobServiceImpl::ListJobs(ServerContext*, const v1::ListJobsRequest* req,
+                                v1::ListJobsResponse* resp) {
+  auto jobs = store_->ListJobs(req->limit(), req->state());
+  if (!jobs.ok()) return ToGrpc(jobs.status());
+  for (auto& j : *jobs) *resp->add_jobs() = std::move(j);
+  return Status::OK;
+}
+
+Status JobServiceImpl::CancelJob(ServerContext*, const v1::CancelJobRequest* req,
+                                 v1::Job* resp) {
+  if (req->id().empty()) return Invalid("id: required");
+  auto job = store_->CancelJob(req->id(), NowMs());
+  if (!job.ok()) return ToGrpc(job.status());
+  *resp = std::move(*job);
+  return Status::OK;
+}
+
+Status JobServiceImpl::WatchJob(ServerContext* ctx, const v1::WatchJobRequest* req,
+                                grpc::ServerWriter<v1::JobEvent>* writer) {
+  if (req->id().empty()) return Invalid("id: required");
+  int64_t seen_version = -1;
+  std::string last_sent;
+  while (!ctx->IsCancelled() && !stopping_->load()) {
+    int64_t version = store_->version();
+    if (version != seen_version) {
+      seen_version = version;
+      auto job = store_->GetJob(req->id());
+      if (!job.ok()) return ToGrpc(job.status());
+      v1::JobEvent ev = MakeJobEvent(*job, "");
+      // Send only real changes (state or task progress).
+      std::string key = absl::StrCat(ev.state(), "/", ev.tasks_done(), "/", ev.tasks_failed(),
+                                     "/", job->updated_unix_ms());
+      if (key != last_sent) {
+        last_sent = key;
+        if (!writer->Write(ev)) return Status::OK;  // client went away
+      }
+      if (Finished(job->state())) return Status::OK;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return Status(grpc::UNAVAILABLE, "server shutting down; watch again to resume");
+}
+
+Status JobServiceImpl::ListWorkers(ServerContext*, const v1::ListWorkersRequest*,
+                                   v1::ListWorkersResponse* resp) {
+  auto workers = store_->ListWorkers(NowMs(), AliveMs(options_));
+  if (!workers.ok()) return ToGrpc(workers.status());
+  for (auto& w : *workers) *resp->add_workers() = std::move(w);
+  return Status::OK;
+}
+
+Status WorkerServiceImpl::RegisterWorker(ServerContext*, const v1::RegisterWorkerRequest* req,
+                                         v1::RegisterWorkerResponse* resp) {
+  if (req->requested_id().size() > 128) return Invalid("requested_id: longer than 128 bytes");
+  auto id = store_->RegisterWorker(req->inventory(), req->requested_id(), NowMs());
+  if (!id.ok()) return ToGrpc(id.status());
+  spdlog::info("worker {} registered from {} with {} devices", *id,
+               req->inventory().hostname(), req->inventory().devices_size());
+  resp->set_worker_id(*id);
+  resp->set_lease_ms(options_.lease_ms);
+  resp->set_heartbeat_ms(options_.heartbeat_ms);
+  return Status::OK;
+}
+
+Status WorkerServiceImpl::LeaseTask(ServerContext* ctx, const v1::LeaseTaskRequest* req,
+                                    v1::LeaseTaskResponse* resp) {
+  if (req->worker_id().empty()) return Invalid("worker_id: required");
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(std::clamp<int64_t>(req->wait_ms(), 0, 30'000));
+  int64_t seen_version = -1;
+  auto last_try = std::chrono::steady_clock::now();
+  while (true) {
+    int64_t version = store_->version();
+    auto now = std::chrono::steady_clock::now();
+    // Re-query on any change, and every 500 ms so expired leases are found.
+    if (version != seen_version || now - last_try > std::chrono::milliseconds(500)) {
+      seen_version = version;
+      last_try = now;
+      auto task = store_->LeaseTask(req->worker_id(), NowMs());
+      if (!task.ok()) return ToGrpc(task.status());
+      if (task->has_value()) {
+        resp->set_granted(true);
+        *resp->mutable_task() = std::move(**task);
+        spdlog::debug("task {} leased to {}", resp->task().task_id(), req->worker_id());
+        return Status::OK;
+      }
+    }
+    if (now >= deadline || ctx->IsCancelled() || stopping_->load()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  resp->set_granted(false);
+  return Status::OK;
+}
+
+Status WorkerServiceImpl::Heartbeat(ServerContext*, const v1::HeartbeatRequest* req,
+                                    v1::HeartbeatResponse* resp) {
+  std::vector<std::string> ids(req->task_ids().begin(), req->task_ids().end());
+  auto revoked = store_->Heartbeat(req->worker_id(), ids, req->healthy(), NowMs());
+  if (!revoked.ok()) return ToGrpc(revoked.status());
+  for (auto& id : *revoked) resp->add_revoked_task_ids(id);
+  return Status::OK;
+}
+
+Status WorkerServiceImpl::ReportResult(ServerContext*, const v1::ReportResultRequest* req,
+                                       v1::ReportResultResponse* resp) {
+  if (req->task_id().empty()) return Invalid("task_id: required");
+  auto accepted = store_->ReportResult(req->worker_id(), req->task_id(), req->ok(),
+                                       req->result_json(), req->error(), NowMs());
+  if (!accepted.ok()) return ToGrpc(accepted.status());
+  if (!*accepted) {
+    spdlog::warn("result for task {} from {} refused: lease not held", req->task_id(),
+                 req->worker_id());
+  }
+  resp->set_accepted(*accepted);
+  return Status::OK;
+}
+
+}  // namespace argus::server

@@ -1,0 +1,116 @@
+// server/store.h: the durable job store of argus-server, over SQLite.
+//
+// Holds jobs, their tasks (units of work leased to workers), workers,
+// candidates, trajectory steps and artifacts. Every state change runs in one
+// transaction and is committed (WAL, synchronous=FULL) before the call
+// returns, so a caller that acknowledges after a successful return never
+// acknowledges something a crash could lose. The schema is versioned; Open()
+// applies pending migrations in order.
+//
+// Leases: a leased task carries an expiry time. ExpireLeases() (called by the
+// server's reaper and at every lease request) puts expired tasks back in the
+// queue; a task whose lease expired max_attempts times fails.
+//
+// Thread safety: all methods are thread-safe (one connection, one mutex).
+#ifndef ARGUS_SERVER_STORE_H_
+#define ARGUS_SERVER_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "argus/v1/jobs.pb.h"
+#include "argus/v1/workers.pb.h"
+#include "server/sqlite.h"
+
+namespace argus::server {
+
+inline constexpr int kSchemaVersion = 1;
+
+// A task to create with a job.
+struct NewTask {
+  std::string kind;          // probe, candidate
+  std::string payload_json;  // what the worker runs
+  std::string required_arch; // empty: any worker
+  bool once_per_worker = false;  // a worker takes at most one task of this kind in the job
+};
+
+struct StoreOptions {
+  int64_t lease_ms = 30'000;
+  int max_attempts = 3;
+};
+
+class JobStore {
+ public:
+  static absl::StatusOr<std::unique_ptr<JobStore>> Open(const std::string& path,
+                                                        StoreOptions options = {});
+
+  // Jobs.
+  absl::StatusOr<v1::Job> CreateJob(const v1::JobSpec& spec, const std::vector<NewTask>& tasks,
+                                    int64_t now_ms, int64_t deadline_ms);
+  absl::StatusOr<v1::Job> GetJob(const std::string& id, bool with_tasks = true);
+  absl::StatusOr<std::vector<v1::Job>> ListJobs(int limit, v1::JobState state);
+  absl::StatusOr<v1::Job> CancelJob(const std::string& id, int64_t now_ms);
+  // Fails jobs whose deadline has passed; returns their ids.
+  absl::StatusOr<std::vector<std::string>> FailOverdueJobs(int64_t now_ms);
+  // Number of jobs not yet finished whose spec names `client`.
+  absl::StatusOr<int64_t> CountActiveJobs(const std::string& client);
+
+  // Workers.
+  absl::StatusOr<std::string> RegisterWorker(const v1::Inventory& inventory,
+                                             const std::string& requested_id, int64_t now_ms);
+  absl::StatusOr<std::vector<v1::WorkerInfo>> ListWorkers(int64_t now_ms, int64_t alive_ms);
+  // Ids of workers whose last heartbeat is within alive_ms of now.
+  absl::StatusOr<std::vector<std::string>> AliveWorkers(int64_t now_ms, int64_t alive_ms);
+
+  // Leases.
+  absl::StatusOr<std::optional<v1::LeasedTask>> LeaseTask(const std::string& worker_id,
+                                                          int64_t now_ms);
+  // Renews the leases the worker still holds; returns the ids it no longer holds.
+  absl::StatusOr<std::vector<std::string>> Heartbeat(const std::string& worker_id,
+                                                     const std::vector<std::string>& task_ids,
+                                                     bool healthy, int64_t now_ms);
+  // Returns the number of tasks put back in the queue (or failed after too many tries).
+  absl::StatusOr<int> ExpireLeases(int64_t now_ms);
+  // Records a result; false when the worker no longer held the lease.
+  absl::StatusOr<bool> ReportResult(const std::string& worker_id, const std::string& task_id,
+                                    bool ok, const std::string& result_json,
+                                    const std::string& error, int64_t now_ms);
+
+  // Candidates, trajectory steps and artifacts (used by the planner).
+  absl::Status AddCandidate(const std::string& id, const std::string& job_id,
+                            const std::string& parent_id, const std::string& source,
+                            const std::string& detail_json, int64_t now_ms);
+  absl::Status AddTrajectoryStep(const std::string& job_id, int step,
+                                 const std::string& candidate_id, const std::string& action,
+                                 const std::string& detail_json, double reward, int64_t now_ms);
+  absl::StatusOr<int64_t> CountRows(const std::string& table);
+
+  // Increases whenever anything changes; watchers poll it cheaply.
+  int64_t version() const { return version_.load(); }
+
+ private:
+  JobStore(std::unique_ptr<Db> db, StoreOptions options)
+      : db_(std::move(db)), options_(options) {}
+  absl::Status Migrate();
+  absl::StatusOr<v1::Job> GetJobLocked(const std::string& id, bool with_tasks);
+  absl::Status FinishJobIfDoneLocked(const std::string& job_id, int64_t now_ms);
+  absl::StatusOr<int> ExpireLeasesLocked(int64_t now_ms);
+  void Bump() { version_.fetch_add(1); }
+
+  std::mutex mu_;
+  std::unique_ptr<Db> db_;
+  StoreOptions options_;
+  std::atomic<int64_t> version_{0};
+};
+
+// A fresh random id with a prefix, e.g. "j-3f9a0c1d2b4e5f60".
+std::string NewId(const std::string& prefix);
+
+}  // namespace argus::server
+
+#endif  // ARGUS_SERVER_STORE_H_

@@ -1,0 +1,151 @@
+#include "server/store.h"
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace argus::server {
+namespace {
+
+std::string TempDb() {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("argus-store-test-" + std::to_string(getpid()) + "-" + NewId("d"));
+  std::filesystem::create_directories(dir);
+  return (dir / "argus.db").string();
+}
+
+v1::Inventory Inv(const std::string& arch) {
+  v1::Inventory inv;
+  inv.set_hostname("h");
+  auto* d = inv.add_devices();
+  d->set_backend("interp");
+  d->set_arch(arch);
+  return inv;
+}
+
+v1::JobSpec Probe() {
+  v1::JobSpec spec;
+  spec.set_kind(v1::JOB_KIND_PROBE);
+  spec.set_client("test");
+  return spec;
+}
+
+TEST_CASE("a job with tasks is leased, reported and finished", "[store]") {
+  auto store = JobStore::Open(TempDb(), {.lease_ms = 1000, .max_attempts = 3});
+  REQUIRE(store.ok());
+  auto w1 = (*store)->RegisterWorker(Inv("interp"), "", 0);
+  REQUIRE(w1.ok());
+  auto job = (*store)->CreateJob(Probe(), {{"probe", "{}", "", true}, {"probe", "{}", "", true}},
+                                 0, 0);
+  REQUIRE(job.ok());
+  CHECK(job->state() == v1::JOB_STATE_QUEUED);
+  CHECK(job->tasks_size() == 2);
+
+  auto t1 = (*store)->LeaseTask(*w1, 10);
+  REQUIRE(t1.ok());
+  REQUIRE(t1->has_value());
+  // once_per_worker: the same worker cannot take the second probe task.
+  auto t2 = (*store)->LeaseTask(*w1, 10);
+  REQUIRE(t2.ok());
+  CHECK_FALSE(t2->has_value());
+  CHECK((*store)->GetJob(job->id())->state() == v1::JOB_STATE_RUNNING);
+
+  auto ok = (*store)->ReportResult(*w1, (*t1)->task_id(), true, R"({"x":1})", "", 20);
+  REQUIRE(ok.ok());
+  CHECK(*ok);
+  // A second report of the same task is refused: it is no longer leased.
+  CHECK_FALSE(*(*store)->ReportResult(*w1, (*t1)->task_id(), true, "{}", "", 21));
+
+  auto w2 = (*store)->RegisterWorker(Inv("interp"), "", 30);
+  auto t3 = (*store)->LeaseTask(*w2, 30);
+  REQUIRE(t3->has_value());
+  REQUIRE(*(*store)->ReportResult(*w2, (*t3)->task_id(), true, R"({"x":2})", "", 40));
+  auto done = (*store)->GetJob(job->id());
+  CHECK(done->state() == v1::JOB_STATE_SUCCEEDED);
+  CHECK(done->result_json().find("\"x\":2") != std::string::npos);
+}
+
+TEST_CASE("an expired lease returns the task to the queue; too many expiries fail it",
+          "[store]") {
+  auto store = JobStore::Open(TempDb(), {.lease_ms = 100, .max_attempts = 2});
+  REQUIRE(store.ok());
+  auto w1 = (*store)->RegisterWorker(Inv("interp"), "", 0);
+  auto w2 = (*store)->RegisterWorker(Inv("interp"), "", 0);
+  auto job = (*store)->CreateJob(Probe(), {{"probe", "{}", "", false}}, 0, 0);
+  auto t = (*store)->LeaseTask(*w1, 0);
+  REQUIRE(t->has_value());
+  // Heartbeat renews it.
+  auto revoked = (*store)->Heartbeat(*w1, {(*t)->task_id()}, true, 90);
+  REQUIRE(revoked.ok());
+  CHECK(revoked->empty());
+  CHECK(*(*store)->ExpireLeases(150) == 0);
+  // Without heartbeats it expires and w2 gets it.
+  CHECK(*(*store)->ExpireLeases(300) == 1);
+  auto again = (*store)->LeaseTask(*w2, 300);
+  REQUIRE(again->has_value());
+  CHECK((*again)->task_id() == (*t)->task_id());
+  // w1 learns that it lost the lease, and its late result is refused.
+  auto lost = (*store)->Heartbeat(*w1, {(*t)->task_id()}, true, 310);
+  CHECK(*lost == std::vector<std::string>{(*t)->task_id()});
+  CHECK_FALSE(*(*store)->ReportResult(*w1, (*t)->task_id(), true, "{}", "", 310));
+  // Second expiry: out of attempts, the task and so the job fail.
+  CHECK(*(*store)->ExpireLeases(1000) == 1);
+  auto failed = (*store)->GetJob(job->id());
+  CHECK(failed->state() == v1::JOB_STATE_FAILED);
+  CHECK(failed->error().find("lease expired") != std::string::npos);
+}
+
+TEST_CASE("the store survives reopening with every job intact", "[store]") {
+  std::string path = TempDb();
+  std::string id;
+  {
+    auto store = JobStore::Open(path);
+    REQUIRE(store.ok());
+    auto job = (*store)->CreateJob(Probe(), {{"probe", "{}", "", false}}, 5, 0);
+    id = job->id();
+  }
+  auto store = JobStore::Open(path);
+  REQUIRE(store.ok());
+  auto job = (*store)->GetJob(id);
+  REQUIRE(job.ok());
+  CHECK(job->state() == v1::JOB_STATE_QUEUED);
+  CHECK(job->spec().client() == "test");
+  CHECK((*store)->GetJob("j-nope").status().code() == absl::StatusCode::kNotFound);
+}
+
+TEST_CASE("a corrupt database file is refused with a clear error", "[store]") {
+  std::string path = TempDb();
+  std::ofstream(path) << std::string(8192, 'x');
+  auto store = JobStore::Open(path);
+  REQUIRE_FALSE(store.ok());
+  CHECK(std::string(store.status().message()).find("not a database") != std::string::npos);
+}
+
+TEST_CASE("cancel stops a job and revokes its leases", "[store]") {
+  auto store = JobStore::Open(TempDb());
+  auto w = (*store)->RegisterWorker(Inv("interp"), "", 0);
+  auto job = (*store)->CreateJob(Probe(), {{"probe", "{}", "", false}}, 0, 0);
+  auto t = (*store)->LeaseTask(*w, 0);
+  auto cancelled = (*store)->CancelJob(job->id(), 1);
+  REQUIRE(cancelled.ok());
+  CHECK(cancelled->state() == v1::JOB_STATE_CANCELLED);
+  CHECK(*(*store)->Heartbeat(*w, {(*t)->task_id()}, true, 2) ==
+        std::vector<std::string>{(*t)->task_id()});
+}
+
+TEST_CASE("overdue jobs fail with a count of what was done", "[store]") {
+  auto store = JobStore::Open(TempDb());
+  auto job = (*store)->CreateJob(Probe(), {{"probe", "{}", "", false}}, 0, 100);
+  auto overdue = (*store)->FailOverdueJobs(200);
+  REQUIRE(overdue.ok());
+  CHECK(overdue->size() == 1);
+  auto failed = (*store)->GetJob(job->id());
+  CHECK(failed->state() == v1::JOB_STATE_FAILED);
+  CHECK(failed->error() == "deadline exceeded: 0 of 1 tasks done");
+}
+
+}  // namespace
+}  // namespace argus::server
