@@ -15,8 +15,8 @@ TEST_CASE("flags parse values, positionals and booleans", "[flags]") {
   flags.Int("count", &count, "how many");
   flags.Bool("json", &json, "json output");
   flags.List("const", &consts, "constant");
-  auto pos = flags.Parse({"submit", "--server=h:2", "--count", "7", "--json", "--const", "A=1",
-                          "--const=B=2", "x"});
+  auto pos = flags.Parse(
+      {"submit", "--server=h:2", "--count", "7", "--json", "--const", "A=1", "--const=B=2", "x"});
   REQUIRE(pos.ok());
   CHECK(*pos == std::vector<std::string>{"submit", "x"});
   CHECK(server == "h:2");

@@ -17,10 +17,10 @@
 #define ARGUS_STATUS_CONCAT(a, b) ARGUS_STATUS_CONCAT_INNER(a, b)
 
 // RETURN_IF_ERROR(expr): evaluates expr (a Status) and returns it if not ok.
-#define RETURN_IF_ERROR(expr)                                           \
-  do {                                                                  \
-    ::absl::Status argus_status_tmp_ = (expr);                          \
-    if (!argus_status_tmp_.ok()) return argus_status_tmp_;              \
+#define RETURN_IF_ERROR(expr)                              \
+  do {                                                     \
+    ::absl::Status argus_status_tmp_ = (expr);             \
+    if (!argus_status_tmp_.ok()) return argus_status_tmp_; \
   } while (0)
 
 // ASSIGN_OR_RETURN(lhs, expr): evaluates expr (a StatusOr<T>); on error

@@ -94,8 +94,10 @@ absl::StatusOr<ProcessResult> RunWithTimeout(const ProcessOptions& options) {
       timed_out = true;
       break;
     }
-    int wait_ms = static_cast<int>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()) + 1;
+    int wait_ms =
+        static_cast<int>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()) +
+        1;
     pollfd pfds[2];
     int n = 0;
     int map[2];
@@ -143,9 +145,7 @@ absl::StatusOr<ProcessResult> RunWithTimeout(const ProcessOptions& options) {
   return result;
 }
 
-Child::Child(Child&& other) noexcept : pid_(other.pid_), status_(other.status_) {
-  other.pid_ = -1;
-}
+Child::Child(Child&& other) noexcept : pid_(other.pid_), status_(other.status_) { other.pid_ = -1; }
 
 Child& Child::operator=(Child&& other) noexcept {
   if (this != &other) {

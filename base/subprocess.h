@@ -31,12 +31,12 @@ struct ProcessResult {
 };
 
 struct ProcessOptions {
-  std::vector<std::string> argv;                   // argv[0] is the program path
-  std::vector<std::string> extra_env;              // "NAME=value", added to environ
-  std::vector<std::string> drop_env;               // names removed from the environment
-  std::string stdin_text;                          // written to the child's stdin
-  std::chrono::milliseconds timeout{60'000};       // wall-clock limit
-  size_t max_output_bytes = 16 << 20;              // per stream; the rest is dropped
+  std::vector<std::string> argv;              // argv[0] is the program path
+  std::vector<std::string> extra_env;         // "NAME=value", added to environ
+  std::vector<std::string> drop_env;          // names removed from the environment
+  std::string stdin_text;                     // written to the child's stdin
+  std::chrono::milliseconds timeout{60'000};  // wall-clock limit
+  size_t max_output_bytes = 16 << 20;         // per stream; the rest is dropped
 };
 
 // Runs a child to completion (or its deadline) and collects its output.

@@ -27,13 +27,13 @@ WorkerDaemon::WorkerDaemon(DaemonOptions options) : options_(std::move(options))
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   channel_ = grpc::CreateCustomChannel(options_.server, grpc::InsecureChannelCredentials(), args);
   stub_ = v1::WorkerService::NewStub(channel_);
-  Handle("probe", [this](const v1::LeasedTask&, const std::atomic<bool>&)
-                      -> absl::StatusOr<std::string> {
-    std::string json;
-    auto st = google::protobuf::util::MessageToJsonString(inventory_, &json);
-    if (!st.ok()) return absl::InternalError(std::string(st.message()));
-    return json;
-  });
+  Handle("probe",
+         [this](const v1::LeasedTask&, const std::atomic<bool>&) -> absl::StatusOr<std::string> {
+           std::string json;
+           auto st = google::protobuf::util::MessageToJsonString(inventory_, &json);
+           if (!st.ok()) return absl::InternalError(std::string(st.message()));
+           return json;
+         });
 }
 
 WorkerDaemon::~WorkerDaemon() { Stop(); }

@@ -31,10 +31,10 @@ using TaskHandler = std::function<absl::StatusOr<std::string>(const v1::LeasedTa
                                                               const std::atomic<bool>& revoked)>;
 
 struct DaemonOptions {
-  std::string server;              // host:port
+  std::string server;  // host:port
   InventoryOptions inventory;
-  int64_t task_delay_ms = 0;       // fault injection for tests: hold each task this long
-  int64_t lease_wait_ms = 2'000;   // long-poll length
+  int64_t task_delay_ms = 0;      // fault injection for tests: hold each task this long
+  int64_t lease_wait_ms = 2'000;  // long-poll length
 };
 
 class WorkerDaemon {

@@ -26,8 +26,8 @@ bool ParseRunnerInventory(const std::string& text, int device_index, v1::Invento
   }
   if (json.contains("runtimes") && json["runtimes"].is_object()) {
     for (auto& [name, value] : json["runtimes"].items()) {
-      (*inventory->mutable_runtimes())[name] = value.is_string() ? value.get<std::string>()
-                                                                 : value.dump();
+      (*inventory->mutable_runtimes())[name] =
+          value.is_string() ? value.get<std::string>() : value.dump();
     }
   }
   if (json.contains("devices") && json["devices"].is_array()) {

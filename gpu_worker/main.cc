@@ -12,8 +12,9 @@ int main(int argc, char** argv) {
   std::string log_level = "info";
   int64_t device = -1;
   bool inventory_only = false;
-  argus::FlagSet flags("argus-worker",
-                       "--server HOST:PORT [flags]\n\nexample: argus-worker --server 127.0.0.1:7070");
+  argus::FlagSet flags(
+      "argus-worker",
+      "--server HOST:PORT [flags]\n\nexample: argus-worker --server 127.0.0.1:7070");
   flags.String("server", &options.server, "argus-server address (host:port)");
   flags.String("runner", &options.inventory.runner_path,
                "path of argus-runner (default: beside this binary)");

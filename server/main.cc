@@ -12,7 +12,9 @@ int main(int argc, char** argv) {
   std::string log_level = "info";
   int64_t lease_ms = options.lease_ms, heartbeat_ms = options.heartbeat_ms;
   int64_t max_jobs = options.max_concurrent_jobs_per_client;
-  argus::FlagSet flags("argus-server", "[flags]\n\nexample: argus-server --listen 0.0.0.0:7070 --db /var/lib/argus/argus.db");
+  argus::FlagSet flags(
+      "argus-server",
+      "[flags]\n\nexample: argus-server --listen 0.0.0.0:7070 --db /var/lib/argus/argus.db");
   flags.String("listen", &options.listen, "host:port to serve gRPC on (port 0 picks a free one)");
   flags.String("db", &options.db_path, "SQLite job store file");
   flags.Int("lease_ms", &lease_ms, "a lease not renewed for this long expires");

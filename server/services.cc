@@ -17,8 +17,7 @@ using grpc::Status;
 int64_t AliveMs(const ServerOptions& o) { return 3 * o.heartbeat_ms; }
 
 bool Finished(v1::JobState s) {
-  return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED ||
-         s == v1::JOB_STATE_CANCELLED;
+  return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED || s == v1::JOB_STATE_CANCELLED;
 }
 
 Status Invalid(const std::string& msg) { return Status(grpc::INVALID_ARGUMENT, msg); }
@@ -50,10 +49,10 @@ Status JobServiceImpl::SubmitJob(ServerContext*, const v1::SubmitJobRequest* req
     auto active = store_->CountActiveJobs(spec.client());
     if (!active.ok()) return ToGrpc(active.status());
     if (*active >= options_.max_concurrent_jobs_per_client) {
-      return Status(grpc::RESOURCE_EXHAUSTED,
-                    absl::StrCat("client '", spec.client(), "' already has ", *active,
-                                 " unfinished jobs (limit ",
-                                 options_.max_concurrent_jobs_per_client, ")"));
+      return Status(
+          grpc::RESOURCE_EXHAUSTED,
+          absl::StrCat("client '", spec.client(), "' already has ", *active,
+                       " unfinished jobs (limit ", options_.max_concurrent_jobs_per_client, ")"));
     }
   }
   std::vector<NewTask> tasks;
@@ -77,12 +76,11 @@ Status JobServiceImpl::SubmitJob(ServerContext*, const v1::SubmitJobRequest* req
     default:
       return Invalid("spec.kind: unknown job kind (PROBE or TUNE)");
   }
-  int64_t deadline =
-      now + (spec.deadline_ms() ? spec.deadline_ms() : options_.default_deadline_ms);
+  int64_t deadline = now + (spec.deadline_ms() ? spec.deadline_ms() : options_.default_deadline_ms);
   auto job = store_->CreateJob(spec, tasks, now, deadline);
   if (!job.ok()) return ToGrpc(job.status());
-  spdlog::info("job {} submitted: kind {} with {} tasks", job->id(),
-               v1::JobKind_Name(spec.kind()), tasks.size());
+  spdlog::info("job {} submitted: kind {} with {} tasks", job->id(), v1::JobKind_Name(spec.kind()),
+               tasks.size());
   *resp->mutable_job() = std::move(*job);
   return Status::OK;
 }
@@ -103,8 +101,7 @@ Status JobServiceImpl::ListJobs(ServerContext*, const v1::ListJobsRequest* req,
   return Status::OK;
 }
 
-Status JobServiceImpl::CancelJob(ServerContext*, const v1::CancelJobRequest* req,
-                                 v1::Job* resp) {
+Status JobServiceImpl::CancelJob(ServerContext*, const v1::CancelJobRequest* req, v1::Job* resp) {
   if (req->id().empty()) return Invalid("id: required");
   auto job = store_->CancelJob(req->id(), NowMs());
   if (!job.ok()) return ToGrpc(job.status());
@@ -125,8 +122,8 @@ Status JobServiceImpl::WatchJob(ServerContext* ctx, const v1::WatchJobRequest* r
       if (!job.ok()) return ToGrpc(job.status());
       v1::JobEvent ev = MakeJobEvent(*job, "");
       // Send only real changes (state or task progress).
-      std::string key = absl::StrCat(ev.state(), "/", ev.tasks_done(), "/", ev.tasks_failed(),
-                                     "/", job->updated_unix_ms());
+      std::string key = absl::StrCat(ev.state(), "/", ev.tasks_done(), "/", ev.tasks_failed(), "/",
+                                     job->updated_unix_ms());
       if (key != last_sent) {
         last_sent = key;
         if (!writer->Write(ev)) return Status::OK;  // client went away
@@ -151,8 +148,8 @@ Status WorkerServiceImpl::RegisterWorker(ServerContext*, const v1::RegisterWorke
   if (req->requested_id().size() > 128) return Invalid("requested_id: longer than 128 bytes");
   auto id = store_->RegisterWorker(req->inventory(), req->requested_id(), NowMs());
   if (!id.ok()) return ToGrpc(id.status());
-  spdlog::info("worker {} registered from {} with {} devices", *id,
-               req->inventory().hostname(), req->inventory().devices_size());
+  spdlog::info("worker {} registered from {} with {} devices", *id, req->inventory().hostname(),
+               req->inventory().devices_size());
   resp->set_worker_id(*id);
   resp->set_lease_ms(options_.lease_ms);
   resp->set_heartbeat_ms(options_.heartbeat_ms);

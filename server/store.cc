@@ -89,8 +89,7 @@ constexpr int kNumMigrations = sizeof(kMigrations) / sizeof(kMigrations[0]);
 static_assert(kNumMigrations == kSchemaVersion);
 
 bool Finished(v1::JobState s) {
-  return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED ||
-         s == v1::JOB_STATE_CANCELLED;
+  return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED || s == v1::JOB_STATE_CANCELLED;
 }
 
 }  // namespace
@@ -110,15 +109,16 @@ absl::StatusOr<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path
 
 absl::Status JobStore::Migrate() {
   std::lock_guard lock(mu_);
-  RETURN_IF_ERROR(db_->Exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"));
+  RETURN_IF_ERROR(
+      db_->Exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"));
   ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT version FROM schema_version"));
   int version = 0;
   ASSIGN_OR_RETURN(bool row, q.Step());
   if (row) version = static_cast<int>(q.Int(0));
   if (version > kSchemaVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "database schema version ", version, " is newer than this server's ", kSchemaVersion,
-        "; upgrade argus-server"));
+    return absl::FailedPreconditionError(absl::StrCat("database schema version ", version,
+                                                      " is newer than this server's ",
+                                                      kSchemaVersion, "; upgrade argus-server"));
   }
   for (int v = version; v < kSchemaVersion; ++v) {
     ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db_.get()));
@@ -137,22 +137,37 @@ absl::StatusOr<v1::Job> JobStore::CreateJob(const v1::JobSpec& spec,
   std::string id = NewId("j");
   ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db_.get()));
   {
-    ASSIGN_OR_RETURN(auto ins, db_->Prepare(
-        "INSERT INTO jobs (id, kind, spec, client, state, created_ms, updated_ms, deadline_ms) "
-        "VALUES (?,?,?,?,?,?,?,?)"));
-    ins.Bind(1, id).Bind(2, int64_t{spec.kind()}).BindBlob(3, spec.SerializeAsString())
-        .Bind(4, spec.client()).Bind(5, int64_t{v1::JOB_STATE_QUEUED}).Bind(6, now_ms)
-        .Bind(7, now_ms).Bind(8, deadline_ms);
+    ASSIGN_OR_RETURN(
+        auto ins,
+        db_->Prepare(
+            "INSERT INTO jobs (id, kind, spec, client, state, created_ms, updated_ms, deadline_ms) "
+            "VALUES (?,?,?,?,?,?,?,?)"));
+    ins.Bind(1, id)
+        .Bind(2, int64_t{spec.kind()})
+        .BindBlob(3, spec.SerializeAsString())
+        .Bind(4, spec.client())
+        .Bind(5, int64_t{v1::JOB_STATE_QUEUED})
+        .Bind(6, now_ms)
+        .Bind(7, now_ms)
+        .Bind(8, deadline_ms);
     RETURN_IF_ERROR(ins.Run());
   }
   int seq = 0;
   for (const NewTask& t : tasks) {
-    ASSIGN_OR_RETURN(auto ins, db_->Prepare(
-        "INSERT INTO tasks (id, job_id, seq, kind, payload_json, required_arch, once_per_worker, "
-        "state, created_ms, updated_ms) VALUES (?,?,?,?,?,?,?,'queued',?,?)"));
-    ins.Bind(1, NewId("t")).Bind(2, id).Bind(3, int64_t{seq++}).Bind(4, t.kind)
-        .Bind(5, t.payload_json).Bind(6, t.required_arch)
-        .Bind(7, int64_t{t.once_per_worker ? 1 : 0}).Bind(8, now_ms).Bind(9, now_ms);
+    ASSIGN_OR_RETURN(
+        auto ins,
+        db_->Prepare("INSERT INTO tasks (id, job_id, seq, kind, payload_json, required_arch, "
+                     "once_per_worker, "
+                     "state, created_ms, updated_ms) VALUES (?,?,?,?,?,?,?,'queued',?,?)"));
+    ins.Bind(1, NewId("t"))
+        .Bind(2, id)
+        .Bind(3, int64_t{seq++})
+        .Bind(4, t.kind)
+        .Bind(5, t.payload_json)
+        .Bind(6, t.required_arch)
+        .Bind(7, int64_t{t.once_per_worker ? 1 : 0})
+        .Bind(8, now_ms)
+        .Bind(9, now_ms);
     RETURN_IF_ERROR(ins.Run());
   }
   RETURN_IF_ERROR(tx->Commit());
@@ -166,8 +181,10 @@ absl::StatusOr<v1::Job> JobStore::GetJob(const std::string& id, bool with_tasks)
 }
 
 absl::StatusOr<v1::Job> JobStore::GetJobLocked(const std::string& id, bool with_tasks) {
-  ASSIGN_OR_RETURN(auto q, db_->Prepare(
-      "SELECT spec, state, error, created_ms, updated_ms, result_json FROM jobs WHERE id = ?"));
+  ASSIGN_OR_RETURN(
+      auto q,
+      db_->Prepare(
+          "SELECT spec, state, error, created_ms, updated_ms, result_json FROM jobs WHERE id = ?"));
   q.Bind(1, id);
   ASSIGN_OR_RETURN(bool row, q.Step());
   if (!row) return absl::NotFoundError(absl::StrCat("job ", id, " does not exist"));
@@ -182,9 +199,10 @@ absl::StatusOr<v1::Job> JobStore::GetJobLocked(const std::string& id, bool with_
   job.set_updated_unix_ms(q.Int(4));
   job.set_result_json(q.Text(5));
   if (with_tasks) {
-    ASSIGN_OR_RETURN(auto t, db_->Prepare(
-        "SELECT id, kind, state, IFNULL(worker_id,''), result_json, attempts, error "
-        "FROM tasks WHERE job_id = ? ORDER BY seq"));
+    ASSIGN_OR_RETURN(
+        auto t,
+        db_->Prepare("SELECT id, kind, state, IFNULL(worker_id,''), result_json, attempts, error "
+                     "FROM tasks WHERE job_id = ? ORDER BY seq"));
     t.Bind(1, id);
     while (true) {
       ASSIGN_OR_RETURN(bool more, t.Step());
@@ -196,7 +214,7 @@ absl::StatusOr<v1::Job> JobStore::GetJobLocked(const std::string& id, bool with_
       task->set_state(t.Text(2));
       task->set_worker_id(t.Text(3));
       task->set_result_json(t.Text(6).empty() ? t.Text(4)
-                                               : nlohmann::json({{"error", t.Text(6)}}).dump());
+                                              : nlohmann::json({{"error", t.Text(6)}}).dump());
       task->set_attempts(static_cast<int32_t>(t.Int(5)));
     }
   }
@@ -232,13 +250,12 @@ absl::StatusOr<v1::Job> JobStore::CancelJob(const std::string& id, int64_t now_m
   ASSIGN_OR_RETURN(auto job, GetJobLocked(id, false));
   if (Finished(job.state())) return GetJobLocked(id, true);
   ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db_.get()));
-  ASSIGN_OR_RETURN(auto up, db_->Prepare(
-      "UPDATE jobs SET state = ?, error = 'cancelled by request', updated_ms = ? WHERE id = ?"));
+  ASSIGN_OR_RETURN(auto up, db_->Prepare("UPDATE jobs SET state = ?, error = 'cancelled by "
+                                         "request', updated_ms = ? WHERE id = ?"));
   up.Bind(1, int64_t{v1::JOB_STATE_CANCELLED}).Bind(2, now_ms).Bind(3, id);
   RETURN_IF_ERROR(up.Run());
-  ASSIGN_OR_RETURN(auto ut, db_->Prepare(
-      "UPDATE tasks SET state = 'cancelled', updated_ms = ? "
-      "WHERE job_id = ? AND state IN ('queued','leased')"));
+  ASSIGN_OR_RETURN(auto ut, db_->Prepare("UPDATE tasks SET state = 'cancelled', updated_ms = ? "
+                                         "WHERE job_id = ? AND state IN ('queued','leased')"));
   ut.Bind(1, now_ms).Bind(2, id);
   RETURN_IF_ERROR(ut.Run());
   RETURN_IF_ERROR(tx->Commit());
@@ -248,8 +265,10 @@ absl::StatusOr<v1::Job> JobStore::CancelJob(const std::string& id, int64_t now_m
 
 absl::StatusOr<std::vector<std::string>> JobStore::FailOverdueJobs(int64_t now_ms) {
   std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(auto q, db_->Prepare(
-      "SELECT id FROM jobs WHERE state IN (?, ?) AND deadline_ms > 0 AND deadline_ms < ?"));
+  ASSIGN_OR_RETURN(
+      auto q,
+      db_->Prepare(
+          "SELECT id FROM jobs WHERE state IN (?, ?) AND deadline_ms > 0 AND deadline_ms < ?"));
   q.Bind(1, int64_t{v1::JOB_STATE_QUEUED}).Bind(2, int64_t{v1::JOB_STATE_RUNNING}).Bind(3, now_ms);
   std::vector<std::string> ids;
   while (true) {
@@ -259,15 +278,16 @@ absl::StatusOr<std::vector<std::string>> JobStore::FailOverdueJobs(int64_t now_m
   }
   for (const auto& id : ids) {
     ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db_.get()));
-    ASSIGN_OR_RETURN(auto up, db_->Prepare(
-        "UPDATE jobs SET state = ?2, updated_ms = ?3, error = 'deadline exceeded: ' || "
-        "(SELECT COUNT(*) FROM tasks WHERE job_id = ?1 AND state = 'done') || ' of ' || "
-        "(SELECT COUNT(*) FROM tasks WHERE job_id = ?1) || ' tasks done' WHERE id = ?1"));
+    ASSIGN_OR_RETURN(
+        auto up,
+        db_->Prepare(
+            "UPDATE jobs SET state = ?2, updated_ms = ?3, error = 'deadline exceeded: ' || "
+            "(SELECT COUNT(*) FROM tasks WHERE job_id = ?1 AND state = 'done') || ' of ' || "
+            "(SELECT COUNT(*) FROM tasks WHERE job_id = ?1) || ' tasks done' WHERE id = ?1"));
     up.Bind(1, id).Bind(2, int64_t{v1::JOB_STATE_FAILED}).Bind(3, now_ms);
     RETURN_IF_ERROR(up.Run());
-    ASSIGN_OR_RETURN(auto ut, db_->Prepare(
-        "UPDATE tasks SET state = 'cancelled', updated_ms = ? "
-        "WHERE job_id = ? AND state IN ('queued','leased')"));
+    ASSIGN_OR_RETURN(auto ut, db_->Prepare("UPDATE tasks SET state = 'cancelled', updated_ms = ? "
+                                           "WHERE job_id = ? AND state IN ('queued','leased')"));
     ut.Bind(1, now_ms).Bind(2, id);
     RETURN_IF_ERROR(ut.Run());
     RETURN_IF_ERROR(tx->Commit());
@@ -278,8 +298,8 @@ absl::StatusOr<std::vector<std::string>> JobStore::FailOverdueJobs(int64_t now_m
 
 absl::StatusOr<int64_t> JobStore::CountActiveJobs(const std::string& client) {
   std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(auto q, db_->Prepare(
-      "SELECT COUNT(*) FROM jobs WHERE client = ? AND state IN (?, ?)"));
+  ASSIGN_OR_RETURN(auto q,
+                   db_->Prepare("SELECT COUNT(*) FROM jobs WHERE client = ? AND state IN (?, ?)"));
   q.Bind(1, client).Bind(2, int64_t{v1::JOB_STATE_QUEUED}).Bind(3, int64_t{v1::JOB_STATE_RUNNING});
   ASSIGN_OR_RETURN(bool row, q.Step());
   return row ? q.Int(0) : 0;
@@ -291,16 +311,17 @@ absl::StatusOr<std::string> JobStore::RegisterWorker(const v1::Inventory& invent
   std::lock_guard lock(mu_);
   std::string id = requested_id.empty() ? NewId("w") : requested_id;
   ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db_.get()));
-  ASSIGN_OR_RETURN(auto up, db_->Prepare(
-      "INSERT INTO workers (id, inventory, registered_ms, last_heartbeat_ms, healthy) "
-      "VALUES (?1, ?2, ?3, ?3, 1) ON CONFLICT(id) DO UPDATE SET inventory = ?2, "
-      "last_heartbeat_ms = ?3, healthy = 1"));
+  ASSIGN_OR_RETURN(
+      auto up,
+      db_->Prepare("INSERT INTO workers (id, inventory, registered_ms, last_heartbeat_ms, healthy) "
+                   "VALUES (?1, ?2, ?3, ?3, 1) ON CONFLICT(id) DO UPDATE SET inventory = ?2, "
+                   "last_heartbeat_ms = ?3, healthy = 1"));
   up.Bind(1, id).BindBlob(2, inventory.SerializeAsString()).Bind(3, now_ms);
   RETURN_IF_ERROR(up.Run());
   // A re-registering worker lost whatever it held: requeue its leases now.
-  ASSIGN_OR_RETURN(auto rq, db_->Prepare(
-      "UPDATE tasks SET state = 'queued', worker_id = NULL, updated_ms = ? "
-      "WHERE worker_id = ? AND state = 'leased'"));
+  ASSIGN_OR_RETURN(
+      auto rq, db_->Prepare("UPDATE tasks SET state = 'queued', worker_id = NULL, updated_ms = ? "
+                            "WHERE worker_id = ? AND state = 'leased'"));
   rq.Bind(1, now_ms).Bind(2, id);
   RETURN_IF_ERROR(rq.Run());
   RETURN_IF_ERROR(tx->Commit());
@@ -311,10 +332,11 @@ absl::StatusOr<std::string> JobStore::RegisterWorker(const v1::Inventory& invent
 absl::StatusOr<std::vector<v1::WorkerInfo>> JobStore::ListWorkers(int64_t now_ms,
                                                                   int64_t alive_ms) {
   std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(auto q, db_->Prepare(
-      "SELECT w.id, w.inventory, w.last_heartbeat_ms, w.healthy, "
-      "(SELECT COUNT(*) FROM tasks t WHERE t.worker_id = w.id AND t.state = 'leased') "
-      "FROM workers w ORDER BY w.registered_ms, w.id"));
+  ASSIGN_OR_RETURN(
+      auto q,
+      db_->Prepare("SELECT w.id, w.inventory, w.last_heartbeat_ms, w.healthy, "
+                   "(SELECT COUNT(*) FROM tasks t WHERE t.worker_id = w.id AND t.state = 'leased') "
+                   "FROM workers w ORDER BY w.registered_ms, w.id"));
   std::vector<v1::WorkerInfo> out;
   while (true) {
     ASSIGN_OR_RETURN(bool row, q.Step());
@@ -330,11 +352,12 @@ absl::StatusOr<std::vector<v1::WorkerInfo>> JobStore::ListWorkers(int64_t now_ms
   return out;
 }
 
-absl::StatusOr<std::vector<std::string>> JobStore::AliveWorkers(int64_t now_ms,
-                                                                int64_t alive_ms) {
+absl::StatusOr<std::vector<std::string>> JobStore::AliveWorkers(int64_t now_ms, int64_t alive_ms) {
   std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(auto q, db_->Prepare(
-      "SELECT id FROM workers WHERE healthy = 1 AND last_heartbeat_ms >= ? ORDER BY id"));
+  ASSIGN_OR_RETURN(
+      auto q,
+      db_->Prepare(
+          "SELECT id FROM workers WHERE healthy = 1 AND last_heartbeat_ms >= ? ORDER BY id"));
   q.Bind(1, now_ms - alive_ms);
   std::vector<std::string> ids;
   while (true) {
@@ -353,10 +376,12 @@ absl::StatusOr<int> JobStore::ExpireLeases(int64_t now_ms) {
 absl::StatusOr<int> JobStore::ExpireLeasesLocked(int64_t now_ms) {
   ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db_.get()));
   // Tasks out of attempts fail; the rest go back to the queue.
-  ASSIGN_OR_RETURN(auto fail, db_->Prepare(
-      "UPDATE tasks SET state = 'failed', updated_ms = ?1, worker_id = NULL, "
-      "error = 'lease expired ' || attempts || ' times (worker lost)' "
-      "WHERE state = 'leased' AND lease_expires_ms < ?1 AND attempts >= ?2 RETURNING job_id"));
+  ASSIGN_OR_RETURN(
+      auto fail,
+      db_->Prepare(
+          "UPDATE tasks SET state = 'failed', updated_ms = ?1, worker_id = NULL, "
+          "error = 'lease expired ' || attempts || ' times (worker lost)' "
+          "WHERE state = 'leased' AND lease_expires_ms < ?1 AND attempts >= ?2 RETURNING job_id"));
   fail.Bind(1, now_ms).Bind(2, int64_t{options_.max_attempts});
   std::vector<std::string> failed_jobs;
   while (true) {
@@ -364,9 +389,10 @@ absl::StatusOr<int> JobStore::ExpireLeasesLocked(int64_t now_ms) {
     if (!row) break;
     failed_jobs.push_back(fail.Text(0));
   }
-  ASSIGN_OR_RETURN(auto requeue, db_->Prepare(
-      "UPDATE tasks SET state = 'queued', worker_id = NULL, updated_ms = ?1 "
-      "WHERE state = 'leased' AND lease_expires_ms < ?1"));
+  ASSIGN_OR_RETURN(
+      auto requeue,
+      db_->Prepare("UPDATE tasks SET state = 'queued', worker_id = NULL, updated_ms = ?1 "
+                   "WHERE state = 'leased' AND lease_expires_ms < ?1"));
   requeue.Bind(1, now_ms);
   RETURN_IF_ERROR(requeue.Run());
   int changed = static_cast<int>(db_->Changes() + failed_jobs.size());
@@ -390,15 +416,21 @@ absl::StatusOr<std::optional<v1::LeasedTask>> JobStore::LeaseTask(const std::str
   for (const auto& d : inv.devices()) absl::StrAppend(&archs, d.arch(), ",");
 
   ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db_.get()));
-  ASSIGN_OR_RETURN(auto pick, db_->Prepare(
-      "SELECT t.id, t.job_id, t.kind, t.payload_json FROM tasks t JOIN jobs j ON j.id = t.job_id "
-      "WHERE t.state = 'queued' AND j.state IN (?1, ?2) "
-      "AND (t.required_arch = '' OR instr(?3, ',' || t.required_arch || ',') > 0) "
-      "AND (t.once_per_worker = 0 OR NOT EXISTS (SELECT 1 FROM tasks o WHERE o.job_id = t.job_id "
-      "     AND o.kind = t.kind AND o.worker_id = ?4 AND o.state IN ('leased','done'))) "
-      "ORDER BY j.created_ms, t.seq LIMIT 1"));
-  pick.Bind(1, int64_t{v1::JOB_STATE_QUEUED}).Bind(2, int64_t{v1::JOB_STATE_RUNNING})
-      .Bind(3, archs).Bind(4, worker_id);
+  ASSIGN_OR_RETURN(
+      auto pick,
+      db_->Prepare(
+          "SELECT t.id, t.job_id, t.kind, t.payload_json FROM tasks t JOIN jobs j ON j.id = "
+          "t.job_id "
+          "WHERE t.state = 'queued' AND j.state IN (?1, ?2) "
+          "AND (t.required_arch = '' OR instr(?3, ',' || t.required_arch || ',') > 0) "
+          "AND (t.once_per_worker = 0 OR NOT EXISTS (SELECT 1 FROM tasks o WHERE o.job_id = "
+          "t.job_id "
+          "     AND o.kind = t.kind AND o.worker_id = ?4 AND o.state IN ('leased','done'))) "
+          "ORDER BY j.created_ms, t.seq LIMIT 1"));
+  pick.Bind(1, int64_t{v1::JOB_STATE_QUEUED})
+      .Bind(2, int64_t{v1::JOB_STATE_RUNNING})
+      .Bind(3, archs)
+      .Bind(4, worker_id);
   ASSIGN_OR_RETURN(bool row, pick.Step());
   if (!row) return std::optional<v1::LeasedTask>();
   v1::LeasedTask task;
@@ -408,15 +440,21 @@ absl::StatusOr<std::optional<v1::LeasedTask>> JobStore::LeaseTask(const std::str
   task.set_payload_json(pick.Text(3));
   pick.Reset();
   task.set_lease_expires_unix_ms(now_ms + options_.lease_ms);
-  ASSIGN_OR_RETURN(auto up, db_->Prepare(
-      "UPDATE tasks SET state = 'leased', worker_id = ?, lease_expires_ms = ?, "
-      "attempts = attempts + 1, updated_ms = ? WHERE id = ?"));
-  up.Bind(1, worker_id).Bind(2, task.lease_expires_unix_ms()).Bind(3, now_ms)
+  ASSIGN_OR_RETURN(
+      auto up,
+      db_->Prepare("UPDATE tasks SET state = 'leased', worker_id = ?, lease_expires_ms = ?, "
+                   "attempts = attempts + 1, updated_ms = ? WHERE id = ?"));
+  up.Bind(1, worker_id)
+      .Bind(2, task.lease_expires_unix_ms())
+      .Bind(3, now_ms)
       .Bind(4, task.task_id());
   RETURN_IF_ERROR(up.Run());
-  ASSIGN_OR_RETURN(auto uj, db_->Prepare(
-      "UPDATE jobs SET state = ?, updated_ms = ? WHERE id = ? AND state = ?"));
-  uj.Bind(1, int64_t{v1::JOB_STATE_RUNNING}).Bind(2, now_ms).Bind(3, task.job_id())
+  ASSIGN_OR_RETURN(
+      auto uj,
+      db_->Prepare("UPDATE jobs SET state = ?, updated_ms = ? WHERE id = ? AND state = ?"));
+  uj.Bind(1, int64_t{v1::JOB_STATE_RUNNING})
+      .Bind(2, now_ms)
+      .Bind(3, task.job_id())
       .Bind(4, int64_t{v1::JOB_STATE_QUEUED});
   RETURN_IF_ERROR(uj.Run());
   RETURN_IF_ERROR(tx->Commit());
@@ -429,8 +467,8 @@ absl::StatusOr<std::vector<std::string>> JobStore::Heartbeat(
     int64_t now_ms) {
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db_.get()));
-  ASSIGN_OR_RETURN(auto hb, db_->Prepare(
-      "UPDATE workers SET last_heartbeat_ms = ?, healthy = ? WHERE id = ?"));
+  ASSIGN_OR_RETURN(
+      auto hb, db_->Prepare("UPDATE workers SET last_heartbeat_ms = ?, healthy = ? WHERE id = ?"));
   hb.Bind(1, now_ms).Bind(2, int64_t{healthy ? 1 : 0}).Bind(3, worker_id);
   RETURN_IF_ERROR(hb.Run());
   if (db_->Changes() == 0) {
@@ -438,9 +476,10 @@ absl::StatusOr<std::vector<std::string>> JobStore::Heartbeat(
   }
   std::vector<std::string> revoked;
   for (const auto& id : task_ids) {
-    ASSIGN_OR_RETURN(auto renew, db_->Prepare(
-        "UPDATE tasks SET lease_expires_ms = ? WHERE id = ? AND worker_id = ? "
-        "AND state = 'leased'"));
+    ASSIGN_OR_RETURN(
+        auto renew,
+        db_->Prepare("UPDATE tasks SET lease_expires_ms = ? WHERE id = ? AND worker_id = ? "
+                     "AND state = 'leased'"));
     renew.Bind(1, now_ms + options_.lease_ms).Bind(2, id).Bind(3, worker_id);
     RETURN_IF_ERROR(renew.Run());
     if (db_->Changes() == 0) revoked.push_back(id);
@@ -455,11 +494,16 @@ absl::StatusOr<bool> JobStore::ReportResult(const std::string& worker_id,
                                             const std::string& error, int64_t now_ms) {
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db_.get()));
-  ASSIGN_OR_RETURN(auto up, db_->Prepare(
-      "UPDATE tasks SET state = ?, result_json = ?, error = ?, updated_ms = ? "
-      "WHERE id = ? AND worker_id = ? AND state = 'leased' RETURNING job_id"));
-  up.Bind(1, ok ? "done" : "failed").Bind(2, result_json).Bind(3, error).Bind(4, now_ms)
-      .Bind(5, task_id).Bind(6, worker_id);
+  ASSIGN_OR_RETURN(
+      auto up,
+      db_->Prepare("UPDATE tasks SET state = ?, result_json = ?, error = ?, updated_ms = ? "
+                   "WHERE id = ? AND worker_id = ? AND state = 'leased' RETURNING job_id"));
+  up.Bind(1, ok ? "done" : "failed")
+      .Bind(2, result_json)
+      .Bind(3, error)
+      .Bind(4, now_ms)
+      .Bind(5, task_id)
+      .Bind(6, worker_id);
   ASSIGN_OR_RETURN(bool row, up.Step());
   if (!row) return false;  // lease lost: someone else owns (or finished) it
   std::string job_id = up.Text(0);
@@ -474,9 +518,10 @@ absl::StatusOr<bool> JobStore::ReportResult(const std::string& worker_id,
 }
 
 absl::Status JobStore::FinishJobIfDoneLocked(const std::string& job_id, int64_t now_ms) {
-  ASSIGN_OR_RETURN(auto q, db_->Prepare(
-      "SELECT SUM(state IN ('queued','leased')), SUM(state = 'failed'), COUNT(*) "
-      "FROM tasks WHERE job_id = ?"));
+  ASSIGN_OR_RETURN(
+      auto q,
+      db_->Prepare("SELECT SUM(state IN ('queued','leased')), SUM(state = 'failed'), COUNT(*) "
+                   "FROM tasks WHERE job_id = ?"));
   q.Bind(1, job_id);
   ASSIGN_OR_RETURN(bool row, q.Step());
   if (!row || q.Int(0) > 0) return absl::OkStatus();
@@ -484,8 +529,10 @@ absl::Status JobStore::FinishJobIfDoneLocked(const std::string& job_id, int64_t 
   // The job's result: every task's result, in order.
   nlohmann::json results = nlohmann::json::array();
   std::string first_error;
-  ASSIGN_OR_RETURN(auto r, db_->Prepare(
-      "SELECT worker_id, state, result_json, error FROM tasks WHERE job_id = ? ORDER BY seq"));
+  ASSIGN_OR_RETURN(
+      auto r,
+      db_->Prepare(
+          "SELECT worker_id, state, result_json, error FROM tasks WHERE job_id = ? ORDER BY seq"));
   r.Bind(1, job_id);
   while (true) {
     ASSIGN_OR_RETURN(bool more, r.Step());
@@ -499,14 +546,18 @@ absl::Status JobStore::FinishJobIfDoneLocked(const std::string& job_id, int64_t 
     }
     results.push_back(entry);
   }
-  ASSIGN_OR_RETURN(auto up, db_->Prepare(
-      "UPDATE jobs SET state = ?, error = ?, result_json = ?, updated_ms = ? "
-      "WHERE id = ? AND state IN (?, ?)"));
+  ASSIGN_OR_RETURN(
+      auto up, db_->Prepare("UPDATE jobs SET state = ?, error = ?, result_json = ?, updated_ms = ? "
+                            "WHERE id = ? AND state IN (?, ?)"));
   std::string error =
       failed ? absl::StrCat(failed, " of ", total, " tasks failed: ", first_error) : "";
-  up.Bind(1, int64_t{failed ? v1::JOB_STATE_FAILED : v1::JOB_STATE_SUCCEEDED}).Bind(2, error)
-      .Bind(3, nlohmann::json({{"tasks", results}}).dump()).Bind(4, now_ms).Bind(5, job_id)
-      .Bind(6, int64_t{v1::JOB_STATE_QUEUED}).Bind(7, int64_t{v1::JOB_STATE_RUNNING});
+  up.Bind(1, int64_t{failed ? v1::JOB_STATE_FAILED : v1::JOB_STATE_SUCCEEDED})
+      .Bind(2, error)
+      .Bind(3, nlohmann::json({{"tasks", results}}).dump())
+      .Bind(4, now_ms)
+      .Bind(5, job_id)
+      .Bind(6, int64_t{v1::JOB_STATE_QUEUED})
+      .Bind(7, int64_t{v1::JOB_STATE_RUNNING});
   return up.Run();
 }
 
@@ -515,10 +566,16 @@ absl::Status JobStore::AddCandidate(const std::string& id, const std::string& jo
                                     const std::string& detail_json, int64_t now_ms) {
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db_.get()));
-  ASSIGN_OR_RETURN(auto ins, db_->Prepare(
-      "INSERT INTO candidates (id, job_id, parent_id, source, detail_json, created_ms) "
-      "VALUES (?,?,?,?,?,?)"));
-  ins.Bind(1, id).Bind(2, job_id).Bind(3, parent_id).Bind(4, source).Bind(5, detail_json)
+  ASSIGN_OR_RETURN(
+      auto ins,
+      db_->Prepare(
+          "INSERT INTO candidates (id, job_id, parent_id, source, detail_json, created_ms) "
+          "VALUES (?,?,?,?,?,?)"));
+  ins.Bind(1, id)
+      .Bind(2, job_id)
+      .Bind(3, parent_id)
+      .Bind(4, source)
+      .Bind(5, detail_json)
       .Bind(6, now_ms);
   RETURN_IF_ERROR(ins.Run());
   RETURN_IF_ERROR(tx->Commit());
@@ -527,17 +584,23 @@ absl::Status JobStore::AddCandidate(const std::string& id, const std::string& jo
 }
 
 absl::Status JobStore::AddTrajectoryStep(const std::string& job_id, int step,
-                                         const std::string& candidate_id,
-                                         const std::string& action,
+                                         const std::string& candidate_id, const std::string& action,
                                          const std::string& detail_json, double reward,
                                          int64_t now_ms) {
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db_.get()));
-  ASSIGN_OR_RETURN(auto ins, db_->Prepare(
-      "INSERT INTO trajectory_steps (job_id, step, candidate_id, action, detail_json, reward, "
-      "created_ms) VALUES (?,?,?,?,?,?,?)"));
-  ins.Bind(1, job_id).Bind(2, int64_t{step}).Bind(3, candidate_id).Bind(4, action)
-      .Bind(5, detail_json).Bind(6, reward).Bind(7, now_ms);
+  ASSIGN_OR_RETURN(
+      auto ins,
+      db_->Prepare(
+          "INSERT INTO trajectory_steps (job_id, step, candidate_id, action, detail_json, reward, "
+          "created_ms) VALUES (?,?,?,?,?,?,?)"));
+  ins.Bind(1, job_id)
+      .Bind(2, int64_t{step})
+      .Bind(3, candidate_id)
+      .Bind(4, action)
+      .Bind(5, detail_json)
+      .Bind(6, reward)
+      .Bind(7, now_ms);
   RETURN_IF_ERROR(ins.Run());
   RETURN_IF_ERROR(tx->Commit());
   Bump();
@@ -545,8 +608,8 @@ absl::Status JobStore::AddTrajectoryStep(const std::string& job_id, int step,
 }
 
 absl::StatusOr<int64_t> JobStore::CountRows(const std::string& table) {
-  static const char* const kTables[] = {"jobs", "tasks", "workers", "candidates",
-                                        "trajectory_steps", "artifacts"};
+  static const char* const kTables[] = {
+      "jobs", "tasks", "workers", "candidates", "trajectory_steps", "artifacts"};
   bool known = false;
   for (const char* t : kTables) known |= table == t;
   if (!known) return absl::InvalidArgumentError(absl::StrCat("no table ", table));

@@ -33,9 +33,9 @@ inline constexpr int kSchemaVersion = 1;
 
 // A task to create with a job.
 struct NewTask {
-  std::string kind;          // probe, candidate
-  std::string payload_json;  // what the worker runs
-  std::string required_arch; // empty: any worker
+  std::string kind;              // probe, candidate
+  std::string payload_json;      // what the worker runs
+  std::string required_arch;     // empty: any worker
   bool once_per_worker = false;  // a worker takes at most one task of this kind in the job
 };
 
@@ -94,8 +94,7 @@ class JobStore {
   int64_t version() const { return version_.load(); }
 
  private:
-  JobStore(std::unique_ptr<Db> db, StoreOptions options)
-      : db_(std::move(db)), options_(options) {}
+  JobStore(std::unique_ptr<Db> db, StoreOptions options) : db_(std::move(db)), options_(options) {}
   absl::Status Migrate();
   absl::StatusOr<v1::Job> GetJobLocked(const std::string& id, bool with_tasks);
   absl::Status FinishJobIfDoneLocked(const std::string& job_id, int64_t now_ms);

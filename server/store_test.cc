@@ -38,8 +38,8 @@ TEST_CASE("a job with tasks is leased, reported and finished", "[store]") {
   REQUIRE(store.ok());
   auto w1 = (*store)->RegisterWorker(Inv("interp"), "", 0);
   REQUIRE(w1.ok());
-  auto job = (*store)->CreateJob(Probe(), {{"probe", "{}", "", true}, {"probe", "{}", "", true}},
-                                 0, 0);
+  auto job =
+      (*store)->CreateJob(Probe(), {{"probe", "{}", "", true}, {"probe", "{}", "", true}}, 0, 0);
   REQUIRE(job.ok());
   CHECK(job->state() == v1::JOB_STATE_QUEUED);
   CHECK(job->tasks_size() == 2);
@@ -68,8 +68,7 @@ TEST_CASE("a job with tasks is leased, reported and finished", "[store]") {
   CHECK(done->result_json().find("\"x\":2") != std::string::npos);
 }
 
-TEST_CASE("an expired lease returns the task to the queue; too many expiries fail it",
-          "[store]") {
+TEST_CASE("an expired lease returns the task to the queue; too many expiries fail it", "[store]") {
   auto store = JobStore::Open(TempDb(), {.lease_ms = 100, .max_attempts = 2});
   REQUIRE(store.ok());
   auto w1 = (*store)->RegisterWorker(Inv("interp"), "", 0);

@@ -75,7 +75,8 @@ int ParseVerb(FlagSet& flags, const std::string& verb, const std::vector<std::st
     std::cout << flags.Help();
     return kExitOk;
   }
-  if (auto st = InitLogging("argus", g.log_level); !st.ok()) return Usage(verb, std::string(st.message()));
+  if (auto st = InitLogging("argus", g.log_level); !st.ok())
+    return Usage(verb, std::string(st.message()));
   *positional = *pos;
   return -1;
 }
@@ -211,7 +212,8 @@ int Probe(const std::string& verb, const std::vector<std::string>& args) {
     embedded = std::make_unique<Embedded>();
     auto started = embedded->Start(db);
     if (!started.ok()) return Fail(verb, started.status());
-    if (!g.json) std::fprintf(stderr, "embedded server at %s (store %s)\n", started->c_str(), db.c_str());
+    if (!g.json)
+      std::fprintf(stderr, "embedded server at %s (store %s)\n", started->c_str(), db.c_str());
     addr = *started;
   }
   Connection conn(addr);
@@ -251,7 +253,9 @@ int Submit(const std::string& verb, const std::vector<std::string>& args) {
 
 int Status(const std::string& verb, const std::vector<std::string>& args) {
   Globals g;
-  FlagSet flags("argus status", "JOB\n\nPrints a job's state and tasks.\n\nexample: argus status j-0123456789abcdef");
+  FlagSet flags(
+      "argus status",
+      "JOB\n\nPrints a job's state and tasks.\n\nexample: argus status j-0123456789abcdef");
   g.Declare(flags, false);
   std::vector<std::string> pos;
   if (int rc = ParseVerb(flags, verb, args, g, &pos); rc >= 0) return rc;
@@ -300,10 +304,13 @@ int List(const std::string& verb, const std::vector<std::string>& args) {
   Globals g;
   int64_t limit = 50;
   std::string state;
-  FlagSet flags("argus list", "[--state S] [--limit N]\n\nLists jobs, newest first.\n\nexample: argus list --state running");
+  FlagSet flags("argus list",
+                "[--state S] [--limit N]\n\nLists jobs, newest first.\n\nexample: argus list "
+                "--state running");
   g.Declare(flags, false);
   flags.Int("limit", &limit, "at most this many jobs");
-  flags.String("state", &state, "only jobs in this state (queued, running, succeeded, failed, cancelled)");
+  flags.String("state", &state,
+               "only jobs in this state (queued, running, succeeded, failed, cancelled)");
   std::vector<std::string> pos;
   if (int rc = ParseVerb(flags, verb, args, g, &pos); rc >= 0) return rc;
   if (!pos.empty()) return Usage(verb, "unexpected argument '" + pos[0] + "'");
@@ -313,7 +320,8 @@ int List(const std::string& verb, const std::vector<std::string>& args) {
     std::string upper = "JOB_STATE_";
     for (char c : state) upper += static_cast<char>(std::toupper(c));
     v1::JobState s;
-    if (!v1::JobState_Parse(upper, &s)) return Usage(verb, "--state: unknown state '" + state + "'");
+    if (!v1::JobState_Parse(upper, &s))
+      return Usage(verb, "--state: unknown state '" + state + "'");
     req.set_state(s);
   }
   auto conn = Connect(g);
@@ -335,7 +343,9 @@ int List(const std::string& verb, const std::vector<std::string>& args) {
 
 int Cancel(const std::string& verb, const std::vector<std::string>& args) {
   Globals g;
-  FlagSet flags("argus cancel", "JOB\n\nCancels a job; its leases are revoked.\n\nexample: argus cancel j-0123456789abcdef");
+  FlagSet flags(
+      "argus cancel",
+      "JOB\n\nCancels a job; its leases are revoked.\n\nexample: argus cancel j-0123456789abcdef");
   g.Declare(flags, false);
   std::vector<std::string> pos;
   if (int rc = ParseVerb(flags, verb, args, g, &pos); rc >= 0) return rc;
@@ -358,7 +368,8 @@ int Cancel(const std::string& verb, const std::vector<std::string>& args) {
 
 int Workers(const std::string& verb, const std::vector<std::string>& args) {
   Globals g;
-  FlagSet flags("argus workers", "\n\nLists registered workers, alive or not.\n\nexample: argus workers --json");
+  FlagSet flags("argus workers",
+                "\n\nLists registered workers, alive or not.\n\nexample: argus workers --json");
   g.Declare(flags, false);
   std::vector<std::string> pos;
   if (int rc = ParseVerb(flags, verb, args, g, &pos); rc >= 0) return rc;
@@ -375,7 +386,8 @@ int Workers(const std::string& verb, const std::vector<std::string>& args) {
   }
   for (const auto& w : resp.workers()) {
     std::string archs;
-    for (const auto& d : w.inventory().devices()) absl::StrAppend(&archs, archs.empty() ? "" : ",", d.arch());
+    for (const auto& d : w.inventory().devices())
+      absl::StrAppend(&archs, archs.empty() ? "" : ",", d.arch());
     std::printf("%s  %-5s host %-12s archs %-16s leases %d\n", w.id().c_str(),
                 w.alive() ? "alive" : "dead", w.inventory().hostname().c_str(), archs.c_str(),
                 w.leased_tasks());
@@ -406,8 +418,9 @@ int Main(int argc, char** argv) {
   auto help = [] {
     std::printf("usage: argus VERB [flags]   (argus VERB --help for each)\n\nverbs:\n");
     for (const auto& v : Verbs()) std::printf("  %-10s %s\n", v.name.c_str(), v.summary.c_str());
-    std::printf("\nexit codes: 0 ok, 1 job failed, 2 usage, 3 server unreachable, 4 not found,\n"
-                "            5 server error\n");
+    std::printf(
+        "\nexit codes: 0 ok, 1 job failed, 2 usage, 3 server unreachable, 4 not found,\n"
+        "            5 server error\n");
   };
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     help();

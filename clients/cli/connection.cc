@@ -16,8 +16,7 @@ std::string ResolveServerAddress(const std::string& flag_value) {
 }
 
 bool JobFinished(v1::JobState s) {
-  return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED ||
-         s == v1::JOB_STATE_CANCELLED;
+  return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED || s == v1::JOB_STATE_CANCELLED;
 }
 
 Connection::Connection(std::string address) : address_(std::move(address)) {
@@ -64,9 +63,9 @@ absl::StatusOr<v1::Job> Connection::Get(const std::string& id) {
   return job;
 }
 
-absl::StatusOr<v1::Job> Connection::Watch(
-    const std::string& id, const std::function<void(const v1::JobEvent&)>& on_event,
-    std::chrono::milliseconds reconnect_for) {
+absl::StatusOr<v1::Job> Connection::Watch(const std::string& id,
+                                          const std::function<void(const v1::JobEvent&)>& on_event,
+                                          std::chrono::milliseconds reconnect_for) {
   auto broken_since = std::chrono::steady_clock::time_point{};
   while (true) {
     v1::WatchJobRequest req;

@@ -23,8 +23,9 @@ absl::StatusOr<std::string> EmbeddedStateDir() {
   }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return absl::FailedPreconditionError(absl::StrCat("cannot create ", dir.string(), ": ",
-                                                            ec.message()));
+  if (ec)
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot create ", dir.string(), ": ", ec.message()));
   return dir.string();
 }
 

@@ -70,8 +70,11 @@ TEST_CASE("a SIGKILLed server restarts on its DB with every job intact", "[e2e]"
   REQUIRE(rc == 0);
   auto running = h.CliJson({"submit", "--kind", "probe"});
   std::string id = running.value("id", "");
-  REQUIRE(Harness::WaitFor([&] { return TaskState(h.CliJson({"status", id})) == "leased"; },
-                           10'000));
+  REQUIRE(Harness::WaitFor(
+      [&] {
+        return TaskState(h.CliJson({"status", id})) == "leased";
+      },
+      10'000));
 
   h.KillServer(SIGKILL);
   CHECK(h.Cli({"status", id}).exit_code == 3);  // unreachable, cleanly reported
@@ -99,7 +102,10 @@ TEST_CASE("a killed worker's lease expires and the other worker finishes the wor
   std::string id = job.value("id", "");
   std::string holder;
   REQUIRE(Harness::WaitFor(
-      [&] { return TaskState(h.CliJson({"status", id}), &holder) == "leased"; }, 10'000));
+      [&] {
+        return TaskState(h.CliJson({"status", id}), &holder) == "leased";
+      },
+      10'000));
   auto workers = h.CliJson({"workers"});
   std::string slow_id = workers["workers"][0].value("id", "");
   CHECK(holder == slow_id);
