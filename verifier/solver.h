@@ -1,0 +1,67 @@
+// verifier/solver.h: proof obligations discharged by Z3.
+//
+// An obligation is a boolean Z3 term that must hold for every assignment of
+// its free variables (thread ids, element indexes, loop iterations) that
+// satisfies the assumptions. Prove() asserts the assumptions and the
+// obligation's negation: unsat means proved, sat yields a model (the
+// counterexample), and a timeout or resource limit yields "unknown" with
+// Z3's reason — never "proved". Z3 exceptions are turned into Status here,
+// at the module boundary.
+//
+// Thread safety: a Solver (and its z3::context) is used from one thread at
+// a time; use one Solver per verification.
+#ifndef ARGUS_VERIFIER_SOLVER_H_
+#define ARGUS_VERIFIER_SOLVER_H_
+
+#include <z3++.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace argus::verifier {
+
+enum class Verdict { kProved, kRefuted, kUnknown };
+
+struct ProofResult {
+  Verdict verdict = Verdict::kUnknown;
+  // For kRefuted: the value of every variable registered with the solver.
+  std::map<std::string, int64_t> model;
+  // For kUnknown: why (e.g. "timeout", "canceled", "incomplete quantifiers").
+  std::string reason;
+  double seconds = 0;
+};
+
+class Solver {
+ public:
+  explicit Solver(unsigned timeout_ms = 10'000);
+
+  z3::context& ctx() { return ctx_; }
+  // An integer variable in [lo, hi] (both inclusive); it is reported in models.
+  z3::expr IntVar(const std::string& name, int64_t lo, int64_t hi);
+  // A bit-vector variable of `bits` bits in [lo, hi] (unsigned); reported in models.
+  z3::expr BvVar(const std::string& name, unsigned bits, uint64_t lo, uint64_t hi);
+  z3::expr Int(int64_t v) { return ctx_.int_val(static_cast<int64_t>(v)); }
+
+  // Assumptions that hold for every obligation from now on (e.g. ranges).
+  void Assume(const z3::expr& fact);
+
+  // Proves `obligation` under the assumptions (and the extra `facts`).
+  absl::StatusOr<ProofResult> Prove(const z3::expr& obligation,
+                                    const std::vector<z3::expr>& facts = {});
+
+ private:
+  z3::context ctx_;
+  unsigned timeout_ms_;
+  std::vector<z3::expr> assumptions_;
+  std::vector<std::pair<std::string, z3::expr>> vars_;
+};
+
+const char* VerdictName(Verdict v);
+
+}  // namespace argus::verifier
+
+#endif  // ARGUS_VERIFIER_SOLVER_H_
