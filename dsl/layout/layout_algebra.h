@@ -67,9 +67,11 @@ Layout CoalesceModes(const Layout& layout);
 
 // R = A o B with R(i) == A(B(i)) for 0 <= i < size(B) and R compatible with
 // B (R keeps B's nesting; each leaf of B becomes a leaf or a flat tuple).
-// A's last mode extends past size(A), as in CuTe. Errors: B has a negative
-// stride, or the stride / shape divisibility condition fails (the message
-// names the modes involved).
+// As in CuTe, R is built leaf by leaf of B (A o (B0,B1) = (A o B0, A o B1)),
+// which is function composition when B is injective apart from its stride-0
+// modes; and where B(i) >= size(A), A extends through the last mode of
+// coalesce(A). Errors: B has a negative stride, or the stride / shape
+// divisibility condition fails (the message names the modes involved).
 absl::StatusOr<Layout> Composition(const Layout& a, const Layout& b);
 // By-mode composition with a tiler (a layout tiler composes as above).
 absl::StatusOr<Layout> Composition(const Layout& a, const Tiler& b);
