@@ -364,7 +364,7 @@ absl::StatusOr<Layout> Complement(const Layout& a, int64_t cotarget) {
   int64_t current = 1;
   for (const auto& [d, s] : modes) {
     if (d % current != 0) {
-      absl::StatusOr<bool> injective = IsInjective(a);
+      absl::StatusOr<bool> injective = IsInjective(a, int64_t{1} << 20);
       if (injective.ok() && !*injective) {
         return absl::InvalidArgumentError(
             absl::StrCat("complement of ", a.ToString(), ": layout is not injective"));

@@ -109,4 +109,19 @@ std::string SwizzledLayout::ToString() const {
   return absl::StrCat(swizzle_.ToString(), " o ", offset_, " o ", layout_.ToString());
 }
 
+absl::StatusOr<SwizzledLayout> Composition(const SwizzledLayout& a, const Tiler& b) {
+  ASSIGN_OR_RETURN(Layout inner, Composition(a.layout(), b));
+  return SwizzledLayout::Create(a.swizzle(), std::move(inner), a.offset());
+}
+
+absl::StatusOr<SwizzledLayout> LogicalDivide(const SwizzledLayout& a, const Tiler& b) {
+  ASSIGN_OR_RETURN(Layout inner, LogicalDivide(a.layout(), b));
+  return SwizzledLayout::Create(a.swizzle(), std::move(inner), a.offset());
+}
+
+absl::StatusOr<SwizzledLayout> ZippedDivide(const SwizzledLayout& a, const Tiler& b) {
+  ASSIGN_OR_RETURN(Layout inner, ZippedDivide(a.layout(), b));
+  return SwizzledLayout::Create(a.swizzle(), std::move(inner), a.offset());
+}
+
 }  // namespace argus::layout

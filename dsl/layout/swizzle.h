@@ -27,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "dsl/layout/layout.h"
+#include "dsl/layout/layout_algebra.h"
 
 namespace argus::layout {
 
@@ -94,6 +95,13 @@ class SwizzledLayout {
   Layout layout_;
   int64_t offset_ = 0;
 };
+
+// Tiling a swizzled layout acts on its inner layout, as for CuTe's
+// ComposedLayout: (sw o off o L) o B = sw o off o (L o B), and likewise for
+// the divides. Errors as the layout versions.
+absl::StatusOr<SwizzledLayout> Composition(const SwizzledLayout& a, const Tiler& b);
+absl::StatusOr<SwizzledLayout> LogicalDivide(const SwizzledLayout& a, const Tiler& b);
+absl::StatusOr<SwizzledLayout> ZippedDivide(const SwizzledLayout& a, const Tiler& b);
 
 }  // namespace argus::layout
 

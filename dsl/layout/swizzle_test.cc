@@ -59,5 +59,25 @@ TEST_CASE("swizzled layouts evaluate sw(offset + L(i)) and round-trip", "[layout
   CHECK_FALSE(SwizzledLayout::Parse("Sw<1,2,3> (4,4):(1,4)").ok());
 }
 
+TEST_CASE("tiling a swizzled layout tiles its inner layout", "[layout][swizzle]") {
+  SwizzledLayout s = *SwizzledLayout::Create(*Swizzle::Create(3, 3, 3), L("(64,64):(64,1)"), 4096);
+  auto zd = ZippedDivide(s, *Tiler::Parse("(8,64)"));
+  REQUIRE(zd.ok());
+  CHECK(zd->ToString() == "Sw<3,3,3> o 4096 o ((8,64),(8,1)):((64,1),(512,0))");
+  // Element (r, c) of tile t is element (8t + r, c) of the buffer.
+  for (int64_t t = 0; t < 8; ++t) {
+    for (int64_t r = 0; r < 8; ++r) {
+      for (int64_t c = 0; c < 64; c += 7) {
+        CHECK(*zd->Crd2Idx(Tuple({Tuple({r, c}), Tuple({t, 0})})) ==
+              *s.Crd2Idx(Tuple({8 * t + r, c})));
+      }
+    }
+  }
+  CHECK(Composition(s, *Tiler::Parse("<8:1,64:1>"))->ToString() ==
+        "Sw<3,3,3> o 4096 o (8,64):(64,1)");
+  CHECK(LogicalDivide(s, *Tiler::Parse("(8,64)"))->layout().size() == 4096);
+  CHECK_FALSE(Composition(s, *Tiler::Parse("<2:1,2:1,2:1>")).ok());
+}
+
 }  // namespace
 }  // namespace argus::layout
