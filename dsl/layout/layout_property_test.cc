@@ -404,5 +404,45 @@ TEST_CASE("property: swizzled layouts are bijections when the layout is", "[layo
   }
 }
 
+TEST_CASE("property: parsers and the algebra never crash on junk", "[layout][property]") {
+  std::mt19937_64 rng(10);
+  const std::string alphabet = "()(),,::_-0123456789 <>Swo";
+  for (int c = 0; c < 20 * kCases; ++c) {
+    std::string text;
+    const int n = static_cast<int>(rng() % 24);
+    for (int i = 0; i < n; ++i) text.push_back(alphabet[rng() % alphabet.size()]);
+    (void)IntTuple::Parse(text);
+    (void)Layout::Parse(text);
+    (void)Tiler::Parse(text);
+    (void)Swizzle::Parse(text);
+    (void)SwizzledLayout::Parse(text);
+  }
+  // Huge strides and shapes: every operation either answers or errs.
+  Gen g(11);
+  int answered = 0;
+  int created = 0;
+  for (int c = 0; c < 4 * kCases; ++c) {
+    auto huge = [&](int64_t lo, int64_t hi, const std::vector<int64_t>& values) {
+      IntTuple s = g.Shape(values, 2, 5, int64_t{1} << 50);
+      return Layout::Create(s, g.Strides(s, [&] { return IntTuple(g.Uniform(lo, hi)); }));
+    };
+    auto ha = huge(-(int64_t{1} << 45), int64_t{1} << 45, {1, 2, 3, 1024, 65536});
+    auto hb = huge(0, int64_t{1} << 45, {1, 2, 7, 4096, 1 << 20});
+    if (!ha.ok() || !hb.ok()) continue;
+    ++created;
+    const Layout& a = *ha;
+    const Layout& b = *hb;
+    answered += Composition(a, b).ok();
+    answered += Complement(b, int64_t{1} << 61).ok();
+    answered += LogicalDivide(a, b).ok();
+    answered += LogicalProduct(b, b).ok();
+    answered += RightInverse(b).ok();
+    answered += LeftInverse(b).ok();
+    answered += BlockedProduct(b, a).ok();
+  }
+  CHECK(created > 0);
+  CHECK(answered > 0);
+}
+
 }  // namespace
 }  // namespace argus::layout
