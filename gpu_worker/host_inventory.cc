@@ -4,8 +4,7 @@
 
 #include <filesystem>
 
-#include "base/subprocess.h"
-#include "nlohmann/json.hpp"
+#include "gpu_worker/inventory.h"
 
 namespace argus::worker {
 
@@ -15,35 +14,6 @@ std::string ExecutableDir() {
   if (n <= 0) return "";
   buf[n] = 0;
   return std::filesystem::path(buf).parent_path().string();
-}
-
-bool ParseRunnerInventory(const std::string& text, int device_index, v1::Inventory* inventory,
-                          std::string* error) {
-  auto json = nlohmann::json::parse(text, nullptr, false);
-  if (json.is_discarded() || !json.is_object()) {
-    *error = "runner --inventory printed no JSON object";
-    return false;
-  }
-  if (json.contains("runtimes") && json["runtimes"].is_object()) {
-    for (auto& [name, value] : json["runtimes"].items()) {
-      (*inventory->mutable_runtimes())[name] =
-          value.is_string() ? value.get<std::string>() : value.dump();
-    }
-  }
-  if (json.contains("devices") && json["devices"].is_array()) {
-    for (const auto& d : json["devices"]) {
-      if (!d.is_object()) continue;
-      int index = d.value("index", 0);
-      if (device_index >= 0 && index != device_index) continue;
-      v1::Device* dev = inventory->add_devices();
-      dev->set_backend(d.value("backend", ""));
-      dev->set_index(index);
-      dev->set_name(d.value("name", ""));
-      dev->set_arch(d.value("arch", ""));
-      dev->set_memory_bytes(d.value("memory_bytes", int64_t{0}));
-    }
-  }
-  return true;
 }
 
 v1::Inventory CollectInventory(const InventoryOptions& options) {
@@ -65,19 +35,27 @@ v1::Inventory CollectInventory(const InventoryOptions& options) {
     (*inv.mutable_runtimes())["argus-runner"] = "not found at " + runner + " (GPUs not probed)";
     return inv;
   }
-  ProcessOptions p;
-  p.argv = {runner, "--inventory"};
-  p.timeout = std::chrono::seconds(30);
-  auto result = RunWithTimeout(p);
-  std::string error;
-  if (!result.ok()) {
-    error = std::string(result.status().message());
-  } else if (result->end != ProcessResult::End::kExited || result->exit_code != 0) {
-    error = "runner --inventory did not finish cleanly: " + result->stderr_text.substr(0, 300);
-  } else if (ParseRunnerInventory(result->stdout_text, options.device_index, &inv, &error)) {
+  auto probed = gpu_worker::ProbeInventory(runner, std::chrono::seconds(30));
+  if (!probed.ok()) {
+    (*inv.mutable_runtimes())["argus-runner"] = std::string(probed.status().message());
     return inv;
   }
-  (*inv.mutable_runtimes())["argus-runner"] = error;
+  for (const auto& [runtime, library] : probed->runtime_library) {
+    (*inv.mutable_runtimes())[runtime] = "loaded " + library;
+  }
+  for (const auto& [runtime, why] : probed->runtime_error) {
+    (*inv.mutable_runtimes())[runtime] = "unavailable: " + why;
+  }
+  if (probed->cublas_available) (*inv.mutable_runtimes())["cublas"] = probed->cublas_library;
+  for (const auto& d : probed->devices) {
+    if (options.device_index >= 0 && d.index != options.device_index) continue;
+    v1::Device* dev = inv.add_devices();
+    dev->set_backend(d.runtime);
+    dev->set_index(d.index);
+    dev->set_name(d.name);
+    dev->set_arch(d.arch);
+    dev->set_memory_bytes(static_cast<int64_t>(d.total_memory_bytes));
+  }
   return inv;
 }
 

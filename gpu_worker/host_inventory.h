@@ -22,11 +22,6 @@ struct InventoryOptions {
 
 v1::Inventory CollectInventory(const InventoryOptions& options);
 
-// Parses the runner's --inventory JSON into `inventory` (devices and
-// runtimes are appended). Returns false with `error` set on malformed input.
-bool ParseRunnerInventory(const std::string& json, int device_index, v1::Inventory* inventory,
-                          std::string* error);
-
 // The directory holding the running executable ("" if unknown).
 std::string ExecutableDir();
 

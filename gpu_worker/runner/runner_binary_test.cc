@@ -1,0 +1,66 @@
+// Tests of the argus-runner binary itself: its dependencies and its
+// behaviour on a machine without a GPU (CI).
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "base/subprocess.h"
+
+namespace argus::runner {
+namespace {
+
+const std::string kRunner = std::string(ARGUS_BINARY_DIR) + "/bin/argus-runner";
+
+ProcessResult Run(std::vector<std::string> argv) {
+  ProcessOptions opt;
+  opt.argv = std::move(argv);
+  opt.timeout = std::chrono::milliseconds(60'000);
+  auto r = RunWithTimeout(opt);
+  REQUIRE(r.ok());
+  return *r;
+}
+
+TEST_CASE("argus-runner needs only glibc", "[runner]") {
+  ProcessResult r = Run({"/usr/bin/ldd", kRunner});
+  REQUIRE(r.exit_code == 0);
+  INFO(r.stdout_text);
+  CHECK(r.stdout_text.find("libstdc++") == std::string::npos);
+  CHECK(r.stdout_text.find("libgcc_s") == std::string::npos);
+  CHECK(r.stdout_text.find("absl") == std::string::npos);
+  CHECK(r.stdout_text.find("libLLVM") == std::string::npos);
+  CHECK(r.stdout_text.find("libc.so.6") != std::string::npos);
+}
+
+TEST_CASE("argus-runner --inventory prints JSON listing both runtimes", "[runner]") {
+  ProcessResult r = Run({kRunner, "--inventory"});
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.stdout_text);
+  REQUIRE(j["runtimes"].size() == 2);
+  CHECK(j["runtimes"][0]["name"] == "cuda");
+  CHECK(j["runtimes"][1]["name"] == "hip");
+  CHECK(j.contains("baselines"));
+}
+
+TEST_CASE("argus-runner reports a bad spec or a missing GPU as an outcome", "[runner]") {
+  const std::string spec = std::string(ARGUS_BINARY_DIR) + "/runner_test_spec.json";
+  {
+    std::ofstream(spec) << R"({"kernel": {"artifact": "none.ptx", "symbol": "k"},
+      "tensors": [{"name": "c", "dtype": "f32", "shape": [4], "init": "poison"}],
+      "args": [{"tensor": "c"}]})";
+  }
+  ProcessResult r = Run({kRunner, "--spec", spec});
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.stdout_text);
+  // Without a GPU: no runtime; with one: the artifact is missing.
+  CHECK(j["outcome"] == "unsupported");
+  CHECK(!j["message"].get<std::string>().empty());
+  { std::ofstream(spec) << "{\"kernel\": 3}"; }
+  ProcessResult bad = Run({kRunner, "--spec", spec});
+  auto jb = nlohmann::json::parse(bad.stdout_text);
+  CHECK(jb["outcome"] == "unsupported");
+  CHECK(jb["message"].get<std::string>().find("invalid spec") != std::string::npos);
+  CHECK(Run({kRunner, "--bogus"}).exit_code == 2);
+}
+
+}  // namespace
+}  // namespace argus::runner

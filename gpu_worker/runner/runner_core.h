@@ -1,0 +1,131 @@
+// gpu_worker/runner/runner_core.h: the GPU-independent half of argus-runner.
+//
+// The run spec (JSON) and its parsing, host tensors with seeded random fill,
+// dtype conversion (bf16/f16 <-> f32), the CPU reference checks (vector add,
+// GEMM: full f64 reference for small shapes, an exactly computed random
+// sample for large ones; NaN never passes) and timing statistics. Kept apart
+// from the CUDA/HIP code so that it is unit-tested on machines with no GPU.
+//
+// Spec (all keys but kernel/tensors/args optional):
+//   {"kernel": {"artifact": "gemm.cubin", "format": "ptx|cubin|hsaco",
+//               "symbol": "gemm_bf16_tn", "grid": [x,y,z], "block": [x,y,z],
+//               "shared_bytes": 0},
+//    "tensors": [{"name": "A", "dtype": "bf16|f16|f32|i32", "shape": [M, K],
+//                 "init": "random|poison|zero", "low": -1, "high": 1}, ...],
+//    "args": [{"tensor": "A"}, {"i32": 4096}, {"i64": 1}, {"f32": 1.0}, ...],
+//    "check": {"op": "gemm", "a": "A", "b": "B", "c": "C", "m": M, "n": N, "k": K,
+//              "b_layout": "nk|kn", "full_max_macs": 134217728, "samples": 4096,
+//              "rtol": 2e-4, "atol": 1e-5}
+//           | {"op": "add", "a": "a", "b": "b", "c": "c"} | {"op": "none", "c": "C"},
+//    "baseline": "cublas" | "none",
+//    "timing": {"warmup": 10, "reps": 50, "flush_l2": true},
+//    "seed": 1, "timeout_s": 20, "flops": 0, "bytes": 0}
+// Outputs ("init": "poison") are filled with NaN before every launch.
+//
+// Thread safety: plain values and pure functions.
+#ifndef ARGUS_GPU_WORKER_RUNNER_RUNNER_CORE_H_
+#define ARGUS_GPU_WORKER_RUNNER_RUNNER_CORE_H_
+
+#include <array>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace argus::runner {
+
+enum class DType { kF32, kBF16, kF16, kI32 };
+bool ParseDType(const std::string& s, DType* out);
+const char* DTypeName(DType d);
+int DTypeSize(DType d);
+
+uint16_t F32ToBf16(float f);  // round to nearest even; NaN stays NaN
+float Bf16ToF32(uint16_t h);
+uint16_t F32ToF16(float f);
+float F16ToF32(uint16_t h);
+
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<int64_t> shape;
+  std::string init = "random";  // random | poison | zero
+  double low = -1.0, high = 1.0;
+  int64_t elements() const;
+  int64_t bytes() const { return elements() * DTypeSize(dtype); }
+};
+
+struct ArgSpec {
+  enum class Kind { kTensor, kI32, kI64, kF32 } kind = Kind::kTensor;
+  std::string tensor;
+  int64_t i = 0;
+  double f = 0;
+};
+
+struct CheckSpec {
+  std::string op = "none";  // gemm | add | none
+  std::string a, b, c;
+  int64_t m = 0, n = 0, k = 0;
+  std::string b_layout = "nk";  // B stored [N, K] ("nk") or [K, N] ("kn")
+  int64_t full_max_macs = int64_t{1} << 27;
+  int64_t samples = 4096;
+  double rtol = -1, atol = -1;  // < 0: the output dtype's default
+};
+
+struct RunSpec {
+  std::string artifact, format, symbol;
+  std::array<int, 3> grid{1, 1, 1}, block{1, 1, 1};
+  int shared_bytes = 0;
+  std::vector<TensorSpec> tensors;
+  std::vector<ArgSpec> args;
+  CheckSpec check;
+  std::string baseline = "none";
+  int warmup = 10, reps = 50;
+  bool flush_l2 = true;
+  uint64_t seed = 1;
+  double timeout_s = 20;
+  double flops = 0, bytes = 0;  // 0: derived from the check (gemm: 2MNK; add: 12 n)
+  const TensorSpec* Find(const std::string& name) const;
+};
+
+// Parses a spec; on error returns false with a message.
+bool ParseRunSpec(const nlohmann::json& j, RunSpec* spec, std::string* error);
+
+// Host copy of one tensor, in its device representation.
+struct HostTensor {
+  TensorSpec spec;
+  std::vector<uint8_t> data;
+  double At(int64_t i) const;  // element i as a double
+};
+
+// Fills per the spec ("random": uniform in [low, high] from a SplitMix64
+// stream seeded by (seed, tensor index); "poison": NaN; "zero").
+HostTensor MakeHostTensor(const TensorSpec& spec, uint64_t seed, int index);
+uint32_t PoisonPattern(DType d, int* elem_size);
+
+struct CheckResult {
+  bool passed = false;
+  std::string mode;  // full | sampled | nan-only
+  int64_t checked = 0, mismatches = 0, nan_count = 0;
+  double max_abs_err = 0, max_rel_err = 0, rel_l2_err = 0;
+  double rtol = 0, atol = 0;
+  int64_t first_bad_index = -1;
+  double first_bad_got = 0, first_bad_want = 0;
+  std::string message;
+  nlohmann::json ToJson() const;
+};
+
+// Checks output `out` against the reference that `check` names, computed
+// from the inputs in `tensors` (which includes `out`'s spec by name).
+CheckResult CheckOutput(const CheckSpec& check, const std::vector<HostTensor>& tensors,
+                        const HostTensor& out, uint64_t seed);
+
+struct TimingStats {
+  int reps = 0;
+  double median_ms = 0, min_ms = 0, max_ms = 0, mean_ms = 0, p10_ms = 0, p90_ms = 0, stdev_ms = 0;
+  nlohmann::json ToJson() const;
+};
+TimingStats ComputeStats(std::vector<double> ms);
+
+}  // namespace argus::runner
+
+#endif  // ARGUS_GPU_WORKER_RUNNER_RUNNER_CORE_H_

@@ -1,0 +1,136 @@
+#include "gpu_worker/runner/runner_core.h"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+
+namespace argus::runner {
+namespace {
+
+using nlohmann::json;
+
+TEST_CASE("bf16 and f16 conversions round to nearest even", "[runner]") {
+  CHECK(F32ToBf16(1.0f) == 0x3f80);
+  CHECK(Bf16ToF32(0x3f80) == 1.0f);
+  CHECK(F32ToBf16(1.00390625f) == 0x3f80);  // halfway: to even
+  CHECK(F32ToBf16(1.01171875f) == 0x3f82);  // halfway: to even (up)
+  CHECK(std::isnan(Bf16ToF32(F32ToBf16(NAN))));
+  CHECK(F32ToF16(1.0f) == 0x3c00);
+  CHECK(F16ToF32(0x3c00) == 1.0f);
+  CHECK(F16ToF32(F32ToF16(-2.5f)) == -2.5f);
+  CHECK(F16ToF32(F32ToF16(6.1035156e-05f)) == 6.1035156e-05f);
+}
+
+json GemmSpec(int m, int n, int k) {
+  return {
+      {"kernel",
+       {{"artifact", "g.cubin"}, {"symbol", "g"}, {"grid", {1, 1, 1}}, {"block", {128, 1, 1}}}},
+      {"tensors",
+       {{{"name", "A"}, {"dtype", "bf16"}, {"shape", {m, k}}},
+        {{"name", "B"}, {"dtype", "bf16"}, {"shape", {n, k}}},
+        {{"name", "C"}, {"dtype", "f32"}, {"shape", {m, n}}, {"init", "poison"}}}},
+      {"args", {{{"tensor", "A"}}, {{"tensor", "B"}}, {{"tensor", "C"}}, {{"i32", m}}}},
+      {"check", {{"op", "gemm"}, {"a", "A"}, {"b", "B"}, {"c", "C"}, {"m", m}, {"n", n}, {"k", k}}},
+      {"baseline", "cublas"},
+      {"seed", 7}};
+}
+
+// A host-side GEMM in f32 with the device's data, as a kernel would compute.
+HostTensor HostGemm(const RunSpec& s, const std::vector<HostTensor>& t) {
+  HostTensor c = MakeHostTensor(s.tensors[2], s.seed, 2);
+  const int64_t M = s.check.m, N = s.check.n, K = s.check.k;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      float acc = 0;
+      for (int64_t kk = 0; kk < K; ++kk) {
+        acc += static_cast<float>(t[0].At(i * K + kk)) * static_cast<float>(t[1].At(j * K + kk));
+      }
+      std::memcpy(&c.data[(i * N + j) * 4], &acc, 4);
+    }
+  return c;
+}
+
+TEST_CASE("GEMM check passes a right answer, fails wrong and NaN", "[runner]") {
+  RunSpec s;
+  std::string err;
+  REQUIRE(ParseRunSpec(GemmSpec(64, 32, 128), &s, &err));
+  CHECK(s.flops == 2.0 * 64 * 32 * 128);
+  CHECK(s.format == "cubin");
+  std::vector<HostTensor> t;
+  for (int i = 0; i < 3; ++i) t.push_back(MakeHostTensor(s.tensors[i], s.seed, i));
+  CHECK(std::isnan(t[2].At(0)));  // poisoned
+  HostTensor c = HostGemm(s, t);
+  CheckResult ok = CheckOutput(s.check, t, c, s.seed);
+  CHECK(ok.passed);
+  CHECK(ok.mode == "full");
+  CHECK(ok.checked == 64 * 32);
+  CHECK(ok.rel_l2_err < 1e-5);
+
+  HostTensor bad = c;
+  float v = 0.5f;
+  std::memcpy(&bad.data[(5 * 32 + 7) * 4], &v, 4);
+  CheckResult wrong = CheckOutput(s.check, t, bad, s.seed);
+  CHECK_FALSE(wrong.passed);
+  CHECK(wrong.first_bad_index == 5 * 32 + 7);
+
+  HostTensor nan = c;
+  float q = NAN;
+  std::memcpy(&nan.data[100 * 4], &q, 4);
+  CheckResult n = CheckOutput(s.check, t, nan, s.seed);
+  CHECK_FALSE(n.passed);
+  CHECK(n.nan_count == 1);
+
+  s.check.full_max_macs = 1;  // force sampling
+  s.check.samples = 100;
+  CheckResult sampled = CheckOutput(s.check, t, c, s.seed);
+  CHECK(sampled.passed);
+  CHECK(sampled.mode == "sampled");
+  CHECK(sampled.checked == 104);
+  CHECK_FALSE(CheckOutput(s.check, t, nan, s.seed).passed);  // NaN anywhere fails
+}
+
+TEST_CASE("Random fills depend on the seed and tensor, not on luck", "[runner]") {
+  TensorSpec ts;
+  ts.name = "x";
+  ts.dtype = DType::kF32;
+  ts.shape = {1000};
+  HostTensor a = MakeHostTensor(ts, 1, 0), b = MakeHostTensor(ts, 1, 0),
+             c = MakeHostTensor(ts, 2, 0);
+  CHECK(a.data == b.data);
+  CHECK(a.data != c.data);
+  double lo = 1, hi = -1;
+  for (int i = 0; i < 1000; ++i) {
+    lo = std::min(lo, a.At(i));
+    hi = std::max(hi, a.At(i));
+  }
+  CHECK(lo >= -1.0);
+  CHECK(hi <= 1.0);
+  CHECK(hi - lo > 1.5);
+}
+
+TEST_CASE("Bad specs are refused with a message", "[runner]") {
+  RunSpec s;
+  std::string err;
+  json j = GemmSpec(64, 64, 64);
+  j["check"]["m"] = 65;
+  CHECK_FALSE(ParseRunSpec(j, &s, &err));
+  CHECK(err.find("do not match") != std::string::npos);
+  json k = GemmSpec(64, 64, 64);
+  k["args"].push_back({{"tensor", "nope"}});
+  RunSpec s2;
+  CHECK_FALSE(ParseRunSpec(k, &s2, &err));
+  RunSpec s3;
+  CHECK_FALSE(ParseRunSpec(json::object(), &s3, &err));
+}
+
+TEST_CASE("Timing statistics", "[runner]") {
+  TimingStats t = ComputeStats({5, 1, 3, 2, 4});
+  CHECK(t.median_ms == 3);
+  CHECK(t.min_ms == 1);
+  CHECK(t.max_ms == 5);
+  CHECK(t.mean_ms == 3);
+  CHECK(t.reps == 5);
+}
+
+}  // namespace
+}  // namespace argus::runner

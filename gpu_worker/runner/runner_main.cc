@@ -1,0 +1,587 @@
+// argus-runner: loads one GPU artifact, checks it against a CPU reference,
+// times it and the vendor baseline, and writes one JSON result.
+//
+//   argus-runner --inventory
+//   argus-runner --spec SPEC.json [--out RESULT.json] [--device N]
+//                [--cublas /path/libcublas.so.13] [--no-baseline]
+//
+// The spec format is in runner_core.h; the result format in README.md
+// beside this file. Exit status: 0 when a result was written (whatever its
+// outcome), 2 for a usage error. Links only glibc (libstdc++/libgcc are
+// static); CUDA and HIP are dlopen'ed.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpu_worker/runner/cuda_types.h"
+#include "gpu_worker/runner/gpu_api.h"
+#include "gpu_worker/runner/runner_core.h"
+
+namespace argus::runner {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kRunnerVersion = 1;
+
+int g_out_fd = 1;
+char g_crash_json[4096];
+size_t g_crash_len = 0;
+std::chrono::steady_clock::time_point g_start;
+
+void WriteAll(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w <= 0) return;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+void CrashHandler(int sig) {
+  // Async-signal-safe: the message was formatted in advance; only the signal
+  // number is patched in (a single digit pair).
+  char buf[sizeof(g_crash_json)];
+  std::memcpy(buf, g_crash_json, g_crash_len);
+  for (size_t i = 0; i + 1 < g_crash_len; ++i) {
+    if (buf[i] == '#' && buf[i + 1] == '#') {
+      buf[i] = static_cast<char>('0' + (sig / 10) % 10);
+      buf[i + 1] = static_cast<char>('0' + sig % 10);
+      break;
+    }
+  }
+  WriteAll(g_out_fd, buf, g_crash_len);
+  _exit(4);
+}
+
+void InstallCrashHandler(const std::string& symbol) {
+  json j = {{"runner_version", kRunnerVersion},
+            {"outcome", "crash"},
+            {"kernel", symbol},
+            {"message", "argus-runner died on signal ##"}};
+  const std::string s = j.dump(2) + "\n";
+  g_crash_len = std::min(s.size(), sizeof(g_crash_json));
+  std::memcpy(g_crash_json, s.data(), g_crash_len);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, CrashHandler);
+}
+
+double WallSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - g_start).count();
+}
+
+[[noreturn]] void Finish(json result, int exit_code = 0) {
+  result["runner_version"] = kRunnerVersion;
+  result["wall_s"] = WallSeconds();
+  const std::string s = result.dump(2) + "\n";
+  WriteAll(g_out_fd, s.data(), s.size());
+  if (g_out_fd != 1) close(g_out_fd);
+  // No teardown: after a fault or a hang the driver's cleanup can block.
+  _exit(exit_code);
+}
+
+json DeviceJson(const DeviceInfo& d) {
+  return {{"index", d.index},
+          {"name", d.name},
+          {"arch", d.arch},
+          {"compute_capability", d.compute_capability},
+          {"total_memory_bytes", d.total_memory},
+          {"free_memory_bytes", d.free_memory},
+          {"multiprocessors", d.multiprocessors},
+          {"l2_bytes", d.l2_bytes},
+          {"max_shared_per_block", d.max_shared_per_block},
+          {"max_shared_per_block_optin", d.max_shared_per_block_optin},
+          {"max_threads_per_block", d.max_threads_per_block},
+          {"clock_khz", d.clock_khz}};
+}
+
+int Inventory(const std::string& cublas_path) {
+  json runtimes = json::array();
+  for (const char* name : {"cuda", "hip"}) {
+    std::string error;
+    std::unique_ptr<Gpu> gpu = std::string(name) == "cuda" ? OpenCuda(&error) : OpenHip(&error);
+    json r = {{"name", name}, {"available", gpu != nullptr}};
+    if (gpu == nullptr) {
+      r["error"] = error;
+    } else {
+      r["library"] = gpu->library_path();
+      r["driver_version"] = gpu->driver_version();
+      json devices = json::array();
+      const int n = gpu->DeviceCount();
+      for (int i = 0; i < n; ++i) {
+        DeviceInfo info;
+        GpuStatus s = gpu->QueryDevice(i, &info);
+        if (s.ok()) {
+          devices.push_back(DeviceJson(info));
+        } else {
+          devices.push_back({{"index", i}, {"error", s.Message()}});
+        }
+      }
+      r["devices"] = devices;
+    }
+    runtimes.push_back(r);
+  }
+  json out = {{"runtimes", runtimes}};
+  cuda::CublasApi cublas;
+  std::string tried;
+  if (cuda::LoadCublasApi(cublas_path, &cublas, &tried)) {
+    out["baselines"] = {{"cublas", {{"available", true}, {"library", cublas.path}}}};
+  } else {
+    out["baselines"] = {{"cublas", {{"available", false}, {"tried", tried}}}};
+  }
+  Finish(out);
+}
+
+std::string ReadFile(const std::string& path, bool* ok) {
+  std::ifstream in(path, std::ios::binary);
+  *ok = static_cast<bool>(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string DirOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+struct Runner {
+  RunSpec spec;
+  json result;
+  std::unique_ptr<Gpu> gpu;
+  DeviceInfo device;
+  std::vector<HostTensor> host;
+  std::vector<uint64_t> dev;
+
+  [[noreturn]] void Outcome(const std::string& outcome, const std::string& message) {
+    result["outcome"] = outcome;
+    result["message"] = message;
+    Finish(result);
+  }
+
+  // A failed call: fault / unsupported / crash per the runtime's error class.
+  [[noreturn]] void Fail(const GpuStatus& s, const std::string& context = "") {
+    const std::string msg = context.empty() ? s.Message() : context + ": " + s.Message();
+    switch (gpu->Classify(s)) {
+      case ErrorClass::kFault:
+        Outcome("fault", msg);
+      case ErrorClass::kTimeout:
+        Outcome("timeout", msg);
+      case ErrorClass::kUnsupported:
+        Outcome("unsupported", msg);
+      default:
+        Outcome("crash", msg);
+    }
+  }
+
+  void SyncOrDie(const std::string& what) {
+    bool timed_out = false;
+    GpuStatus s = gpu->Sync(spec.timeout_s, &timed_out);
+    if (timed_out) {
+      Outcome("timeout", what + " did not finish within " + std::to_string(spec.timeout_s) + " s");
+    }
+    if (!s.ok()) Fail(s, what);
+  }
+
+  void PoisonOutputs() {
+    for (size_t i = 0; i < host.size(); ++i) {
+      if (host[i].spec.init != "poison") continue;
+      int es = 0;
+      const uint32_t p = PoisonPattern(host[i].spec.dtype, &es);
+      if (GpuStatus s = gpu->Fill(dev[i], host[i].data.size(), es, p); !s.ok()) Fail(s);
+    }
+  }
+
+  uint64_t DevOf(const std::string& name) {
+    for (size_t i = 0; i < host.size(); ++i) {
+      if (host[i].spec.name == name) return dev[i];
+    }
+    return 0;
+  }
+
+  // Copies every poisoned tensor back and checks it; returns the checked
+  // output's result (the spec's check.c, or a NaN-only check of the others).
+  CheckResult CheckAll(const std::string& which, uint64_t c_override = 0) {
+    CheckResult worst;
+    worst.passed = true;
+    bool any = false;
+    for (size_t i = 0; i < host.size(); ++i) {
+      if (host[i].spec.init != "poison") continue;
+      const bool is_c = host[i].spec.name == spec.check.c;
+      if (c_override != 0 && !is_c) continue;
+      HostTensor out = host[i];
+      const uint64_t src = (c_override != 0) ? c_override : dev[i];
+      if (GpuStatus s = gpu->CopyToHost(out.data.data(), src, out.data.size()); !s.ok()) {
+        Fail(s, "reading " + which + " output " + out.spec.name);
+      }
+      CheckSpec cs = spec.check;
+      if (!is_c) cs.op = "none";
+      CheckResult r = CheckOutput(cs, host, out, spec.seed);
+      if (!any || (!r.passed && worst.passed) || is_c) {
+        if (!(worst.passed == false && r.passed)) worst = r;
+      }
+      any = true;
+      if (!r.passed) {
+        worst = r;
+        worst.message = out.spec.name + ": " + r.message;
+        break;
+      }
+    }
+    return worst;
+  }
+
+  template <typename LaunchFn>
+  TimingStats Time(LaunchFn launch, uint64_t flush_ptr, size_t flush_bytes) {
+    for (int i = 0; i < spec.warmup; ++i) launch();
+    SyncOrDie("warm-up");
+    std::vector<void*> start(spec.reps), stop(spec.reps);
+    for (int i = 0; i < spec.reps; ++i) {
+      if (GpuStatus s = gpu->EventCreate(&start[i]); !s.ok()) Fail(s);
+      if (GpuStatus s = gpu->EventCreate(&stop[i]); !s.ok()) Fail(s);
+    }
+    for (int i = 0; i < spec.reps; ++i) {
+      if (flush_ptr != 0) {
+        if (GpuStatus s = gpu->FillAsync(flush_ptr, flush_bytes, static_cast<uint8_t>(i));
+            !s.ok()) {
+          Fail(s, "L2 flush");
+        }
+      }
+      gpu->EventRecord(start[i]);
+      launch();
+      gpu->EventRecord(stop[i]);
+    }
+    SyncOrDie("timed repetitions");
+    std::vector<double> ms;
+    for (int i = 0; i < spec.reps; ++i) {
+      float t = 0;
+      if (GpuStatus s = gpu->EventElapsedMs(start[i], stop[i], &t); !s.ok()) Fail(s);
+      ms.push_back(t);
+    }
+    return ComputeStats(ms);
+  }
+
+  json Throughput(const TimingStats& t) {
+    json j = json::object();
+    if (t.median_ms <= 0) return j;
+    if (spec.flops > 0) j["tflops"] = spec.flops / (t.median_ms * 1e-3) / 1e12;
+    if (spec.bytes > 0) j["gbps"] = spec.bytes / (t.median_ms * 1e-3) / 1e9;
+    return j;
+  }
+
+  json RunCublas(uint64_t flush_ptr, size_t flush_bytes) {
+    json b = {{"name", "cublas"}};
+    cuda::CublasApi api;
+    std::string tried;
+    if (!cuda::LoadCublasApi(cublas_path, &api, &tried)) {
+      b["outcome"] = "unavailable";
+      b["message"] = "no usable libcublas: " + tried;
+      return b;
+    }
+    b["library"] = api.path;
+    cuda::cublasHandle_t h = nullptr;
+    if (int st = api.cublasCreate_v2(&h); st != 0) {
+      b["outcome"] = "error";
+      b["message"] = "cublasCreate failed: " + std::to_string(st);
+      return b;
+    }
+    api.cublasSetStream_v2(h, static_cast<cuda::CUstream>(gpu->stream()));
+    int version = 0;
+    api.cublasGetVersion_v2(h, &version);
+    b["version"] = version;
+    const TensorSpec* tc = spec.Find(spec.check.c);
+    uint64_t c2 = 0;
+    if (GpuStatus s = gpu->Alloc(static_cast<size_t>(tc->bytes()), &c2); !s.ok()) Fail(s);
+    int es = 0;
+    const uint32_t poison = PoisonPattern(tc->dtype, &es);
+    const uint64_t a = DevOf(spec.check.a), bb = DevOf(spec.check.b);
+    int status = 0;
+    std::function<void()> call;
+    if (spec.check.op == "gemm") {
+      auto cuda_type = [](DType d) {
+        return d == DType::kBF16  ? cuda::CUDA_R_16BF
+               : d == DType::kF16 ? cuda::CUDA_R_16F
+                                  : cuda::CUDA_R_32F;
+      };
+      const int at = cuda_type(spec.Find(spec.check.a)->dtype);
+      const int bt = cuda_type(spec.Find(spec.check.b)->dtype);
+      const int ct = cuda_type(tc->dtype);
+      const int M = static_cast<int>(spec.check.m), N = static_cast<int>(spec.check.n),
+                K = static_cast<int>(spec.check.k);
+      const bool nk = spec.check.b_layout != "kn";
+      static const float alpha = 1.0f, beta = 0.0f;
+      b["name"] = "cublasGemmEx";
+      // Row-major C[M,N] = A[M,K] B  is column-major C^T[N,M] = op(B) A^T.
+      call = [&, at, bt, ct, M, N, K, nk] {
+        status =
+            api.cublasGemmEx(h, nk ? cuda::CUBLAS_OP_T : cuda::CUBLAS_OP_N, cuda::CUBLAS_OP_N, N, M,
+                             K, &alpha, reinterpret_cast<void*>(bb), bt, nk ? K : N,
+                             reinterpret_cast<void*>(a), at, K, &beta, reinterpret_cast<void*>(c2),
+                             ct, N, cuda::CUBLAS_COMPUTE_32F, cuda::CUBLAS_GEMM_DEFAULT);
+      };
+    } else if (spec.check.op == "add" && tc->dtype == DType::kF32) {
+      static const float one = 1.0f;
+      const int n = static_cast<int>(tc->elements());
+      b["name"] = "cublasSgeam";
+      call = [&, n] {
+        status = api.cublasSgeam(h, cuda::CUBLAS_OP_N, cuda::CUBLAS_OP_N, n, 1, &one,
+                                 reinterpret_cast<float*>(a), n, &one, reinterpret_cast<float*>(bb),
+                                 n, reinterpret_cast<float*>(c2), n);
+      };
+    } else {
+      b["outcome"] = "unsupported";
+      b["message"] = "no cuBLAS baseline for this check";
+      return b;
+    }
+    if (GpuStatus s = gpu->Fill(c2, static_cast<size_t>(tc->bytes()), es, poison); !s.ok()) Fail(s);
+    call();
+    SyncOrDie("cuBLAS baseline");
+    if (status != 0) {
+      b["outcome"] = "error";
+      b["message"] = "cuBLAS returned status " + std::to_string(status);
+      return b;
+    }
+    CheckResult cr = CheckAll("baseline", c2);
+    b["check"] = cr.ToJson();
+    b["outcome"] = cr.passed ? "ok" : "wrong";
+    TimingStats t = Time(call, flush_ptr, flush_bytes);
+    b["timing"] = t.ToJson();
+    b.update(Throughput(t));
+    gpu->Free(c2);
+    return b;
+  }
+
+  std::string spec_path, cublas_path;
+  int device_index = 0;
+  bool no_baseline = false;
+
+  [[noreturn]] void Run() {
+    bool ok = false;
+    const std::string text = ReadFile(spec_path, &ok);
+    if (!ok) Outcome("unsupported", "cannot read spec " + spec_path);
+    json j = json::parse(text, nullptr, false);
+    if (j.is_discarded()) Outcome("unsupported", "spec " + spec_path + " is not JSON");
+    std::string error;
+    if (!ParseRunSpec(j, &spec, &error)) Outcome("unsupported", "invalid spec: " + error);
+    InstallCrashHandler(spec.symbol);
+    result["kernel"] = spec.symbol;
+    result["artifact"] = spec.artifact;
+    result["format"] = spec.format;
+    result["seed"] = spec.seed;
+    result["launch"] = {
+        {"grid", spec.grid}, {"block", spec.block}, {"shared_bytes", spec.shared_bytes}};
+
+    const bool hip = spec.format == "hsaco";
+    gpu = hip ? OpenHip(&error) : OpenCuda(&error);
+    if (gpu == nullptr) {
+      Outcome("unsupported", std::string("no ") + (hip ? "HIP" : "CUDA") + " runtime: " + error);
+    }
+    result["runtime"] = {{"name", gpu->runtime()},
+                         {"library", gpu->library_path()},
+                         {"driver_version", gpu->driver_version()}};
+    if (gpu->DeviceCount() <= device_index) {
+      Outcome("unsupported", "device " + std::to_string(device_index) + " not present (" +
+                                 std::to_string(gpu->DeviceCount()) + " found)");
+    }
+    if (GpuStatus s = gpu->Open(device_index); !s.ok()) Fail(s, "opening the device");
+    gpu->QueryDevice(device_index, &device);
+    result["device"] = DeviceJson(device);
+
+    const std::string artifact_path =
+        spec.artifact[0] == '/' ? spec.artifact : DirOf(spec_path) + "/" + spec.artifact;
+    const std::string image = ReadFile(artifact_path, &ok);
+    if (!ok) Outcome("unsupported", "cannot read artifact " + artifact_path);
+    std::string jit_log;
+    if (GpuStatus s = gpu->LoadModule(image, &jit_log); !s.ok()) {
+      Outcome(gpu->Classify(s) == ErrorClass::kFault ? "fault" : "unsupported",
+              "the device (" + device.arch + ") refused the " + spec.format +
+                  " artifact: " + s.Message() + (jit_log.empty() ? "" : "; JIT log: " + jit_log));
+    }
+    FunctionInfo fi;
+    if (GpuStatus s = gpu->GetFunction(spec.symbol, &fi); !s.ok()) {
+      Outcome("unsupported", "kernel symbol not in the artifact: " + s.Message());
+    }
+    result["function"] = {{"registers", fi.registers},
+                          {"static_shared_bytes", fi.static_shared_bytes},
+                          {"local_bytes", fi.local_bytes},
+                          {"max_threads_per_block", fi.max_threads_per_block},
+                          {"binary_version", fi.binary_version}};
+    const int64_t threads = static_cast<int64_t>(spec.block[0]) * spec.block[1] * spec.block[2];
+    if (fi.max_threads_per_block > 0 && threads > fi.max_threads_per_block) {
+      Outcome("unsupported", "block of " + std::to_string(threads) +
+                                 " threads exceeds the kernel's limit of " +
+                                 std::to_string(fi.max_threads_per_block));
+    }
+    if (spec.shared_bytes > 0 && !hip) {
+      const int total = spec.shared_bytes + std::max(0, fi.static_shared_bytes);
+      if (device.max_shared_per_block_optin > 0 && total > device.max_shared_per_block_optin) {
+        Outcome("unsupported", "kernel needs " + std::to_string(total) +
+                                   " bytes of shared memory; the device allows " +
+                                   std::to_string(device.max_shared_per_block_optin) +
+                                   " per block");
+      }
+      if (GpuStatus s = gpu->SetMaxDynamicShared(spec.shared_bytes); !s.ok()) {
+        Outcome("unsupported", "cannot raise the dynamic shared memory limit to " +
+                                   std::to_string(spec.shared_bytes) + ": " + s.Message());
+      }
+    }
+
+    for (size_t i = 0; i < spec.tensors.size(); ++i) {
+      host.push_back(MakeHostTensor(spec.tensors[i], spec.seed, static_cast<int>(i)));
+      uint64_t p = 0;
+      if (GpuStatus s = gpu->Alloc(host.back().data.size(), &p); !s.ok()) {
+        Fail(s, "allocating " + spec.tensors[i].name);
+      }
+      dev.push_back(p);
+      if (spec.tensors[i].init != "poison") {
+        if (GpuStatus s = gpu->CopyToDevice(p, host.back().data.data(), host.back().data.size());
+            !s.ok()) {
+          Fail(s);
+        }
+      }
+    }
+    // Kernel arguments, each in its own 8-byte slot.
+    std::vector<uint64_t> slots(spec.args.size());
+    std::vector<void*> args(spec.args.size());
+    for (size_t i = 0; i < spec.args.size(); ++i) {
+      const ArgSpec& a = spec.args[i];
+      switch (a.kind) {
+        case ArgSpec::Kind::kTensor:
+          slots[i] = DevOf(a.tensor);
+          break;
+        case ArgSpec::Kind::kI32: {
+          const int32_t v = static_cast<int32_t>(a.i);
+          std::memcpy(&slots[i], &v, 4);
+          break;
+        }
+        case ArgSpec::Kind::kI64:
+          slots[i] = static_cast<uint64_t>(a.i);
+          break;
+        case ArgSpec::Kind::kF32: {
+          const float v = static_cast<float>(a.f);
+          std::memcpy(&slots[i], &v, 4);
+          break;
+        }
+      }
+      args[i] = &slots[i];
+    }
+    auto launch = [&] {
+      if (GpuStatus s = gpu->Launch(spec.grid, spec.block, spec.shared_bytes, args.data());
+          !s.ok()) {
+        Fail(s, "launch refused");
+      }
+    };
+
+    // Correctness: one launch on poisoned outputs.
+    PoisonOutputs();
+    launch();
+    SyncOrDie("the kernel");
+    CheckResult check = CheckAll("kernel");
+    result["check"] = check.ToJson();
+    if (!check.passed) Outcome("wrong", check.message);
+
+    // Timing (outputs are not re-poisoned; the kernel only overwrites them).
+    uint64_t flush = 0;
+    size_t flush_bytes = 0;
+    if (spec.flush_l2) {
+      flush_bytes =
+          std::max<size_t>(256u << 20, 2 * static_cast<size_t>(std::max(device.l2_bytes, 0)));
+      if (!gpu->Alloc(flush_bytes, &flush).ok()) flush = 0;
+    }
+    TimingStats ours = Time(launch, flush, flush_bytes);
+    result["timing"] = ours.ToJson();
+    result["timing"]["warmup"] = spec.warmup;
+    result["timing"]["flush_l2"] = flush != 0;
+    result["timing"]["flush_bytes"] = flush != 0 ? flush_bytes : 0;
+    result["flops"] = spec.flops;
+    result["bytes"] = spec.bytes;
+    result.update(Throughput(ours));
+    // The checked result must survive the timed runs too (a racy kernel).
+    CheckResult after = CheckAll("kernel (after timing)");
+    result["check_after_timing"] = after.ToJson();
+    if (!after.passed) Outcome("wrong", "after timing: " + after.message);
+
+    result["baseline"] = nullptr;
+    if (!no_baseline && spec.baseline == "cublas" && !hip) {
+      json b = RunCublas(flush, flush_bytes);
+      if (b.contains("timing") && b["outcome"] == "ok") {
+        const double bm = b["timing"]["median_ms"].get<double>();
+        if (bm > 0 && ours.median_ms > 0) {
+          result["ratio"] = ours.median_ms / bm;  // < 1: faster than the baseline
+          result["speedup"] = bm / ours.median_ms;
+        }
+      }
+      result["baseline"] = b;
+    }
+    Outcome("ok", "");
+  }
+};
+
+int Usage() {
+  std::fprintf(stderr,
+               "usage: argus-runner --inventory [--cublas PATH]\n"
+               "       argus-runner --spec SPEC.json [--out RESULT.json] [--device N]\n"
+               "                    [--cublas PATH] [--no-baseline]\n");
+  return 2;
+}
+
+int Main(int argc, char** argv) {
+  g_start = std::chrono::steady_clock::now();
+  Runner r;
+  bool inventory = false;
+  std::string out;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "argus-runner: %s needs a value\n", a.c_str());
+        std::exit(Usage());
+      }
+      return argv[++i];
+    };
+    if (a == "--inventory")
+      inventory = true;
+    else if (a == "--spec")
+      r.spec_path = value();
+    else if (a == "--out")
+      out = value();
+    else if (a == "--device")
+      r.device_index = std::atoi(value().c_str());
+    else if (a == "--cublas")
+      r.cublas_path = value();
+    else if (a == "--no-baseline")
+      r.no_baseline = true;
+    else if (a == "--help" || a == "-h")
+      return Usage(), 0;
+    else {
+      std::fprintf(stderr, "argus-runner: unknown argument %s\n", a.c_str());
+      return Usage();
+    }
+  }
+  if (!out.empty()) {
+    g_out_fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (g_out_fd < 0) {
+      std::fprintf(stderr, "argus-runner: cannot write %s\n", out.c_str());
+      return 2;
+    }
+  }
+  InstallCrashHandler("");
+  if (inventory) return Inventory(r.cublas_path);
+  if (r.spec_path.empty()) return Usage();
+  r.Run();
+}
+
+}  // namespace
+}  // namespace argus::runner
+
+int main(int argc, char** argv) { return argus::runner::Main(argc, argv); }
