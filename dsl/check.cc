@@ -304,7 +304,8 @@ class FnLowering {
     cur_->push_back(std::move(op));
     return cur_->back();
   }
-  const Type& TypeOf(int var) const { return f_->vars[var].type; }
+  // By value: NewVar() may reallocate the var table.
+  Type TypeOf(int var) const { return f_->vars[var].type; }
 
   // ---- values
   absl::StatusOr<Val> Eval(const Expr& e);
