@@ -1,0 +1,1518 @@
+#include "dsl/interp.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status.h"
+
+namespace argus::dsl {
+
+int64_t HostTensor::Cosize() const {
+  int64_t m = 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0) return 0;
+    m += (shape[i] - 1) * stride[i];
+  }
+  return m + 1;
+}
+
+double& HostTensor::At(std::initializer_list<int64_t> idx) {
+  int64_t o = 0;
+  size_t d = 0;
+  for (int64_t i : idx) o += i * stride[d++];
+  return data[o];
+}
+double HostTensor::At(std::initializer_list<int64_t> idx) const {
+  return const_cast<HostTensor*>(this)->At(idx);
+}
+
+namespace {
+
+using ir::OpCode;
+
+union Slot {
+  int64_t i;
+  double f;
+};
+
+struct Buffer {
+  std::vector<Slot> data;
+  DType dt = DType::kF32;
+  Swizzle swz;
+  Space space = Space::kGlobal;
+  std::string name;
+};
+
+struct View {
+  Buffer* buf = nullptr;
+  int64_t off = 0;
+  int rank = 0;
+  int64_t shape[4] = {0, 0, 0, 0};
+  int64_t stride[4] = {0, 0, 0, 0};
+};
+
+enum class I : uint8_t {
+  kConst,
+  kMov,
+  kMovView,
+  kMovFrag,
+  kBinI,
+  kBinF,
+  kNeg,
+  kNot,
+  kBitNot,
+  kCmpI,
+  kCmpF,
+  kSelect,
+  kCast,
+  kMath,
+  kSpecial,
+  kJmp,
+  kJz,
+  kForTest,
+  kForStep,
+  kCall,
+  kRet,
+  kHalt,
+  kAllocShared,
+  kAllocLocal,
+  kTile,
+  kIndex,
+  kSlice,
+  kTranspose,
+  kReshape,
+  kExtent,
+  kLoad,
+  kStore,
+  kBufferLoad,
+  kCopy,
+  kCommit,
+  kWait,
+  kFragment,
+  kLoadFrag,
+  kStoreFrag,
+  kShfl,
+  kWarpReduce,
+  kBlockReduce,
+  kBarrier,
+  kMma,  // synchronising
+  kNop,
+};
+
+bool IsWarpSync(I c) { return c == I::kShfl || c == I::kWarpReduce || c == I::kMma; }
+bool IsBlockSync(I c) { return c == I::kBarrier || c == I::kBlockReduce; }
+
+struct Insn {
+  I code;
+  uint8_t sub = 0;
+  DType dt = DType::kI32;   // result type
+  DType dt2 = DType::kI32;  // operand type (casts, compares)
+  int32_t dst = -1, a = -1, b = -1, c = -1;
+  int64_t imm = 0;
+  Slot k{0};
+  const ir::Op* op = nullptr;
+};
+
+struct FnCode {
+  int entry = 0;
+  int frame = 0;  // slots
+  const ir::Function* fn = nullptr;
+};
+
+struct Pending {
+  Buffer* buf;
+  int64_t phys;
+  Slot val;
+};
+
+struct Thread {
+  int tid = 0, warp = 0, lane = 0;
+  int pc = 0;
+  enum St : uint8_t { kReady, kSync, kDone } st = kReady;
+  int base = 0;
+  struct Frame {
+    int ret_pc, base, dst, fn;
+  };
+  std::vector<Frame> frames;
+  int fn = 0;
+  std::vector<Slot> slots;
+  std::vector<View> views;
+  std::vector<std::vector<float>> frags;
+  std::vector<Buffer> locals;
+  std::vector<Pending> open;
+  std::deque<std::vector<Pending>> groups;
+};
+
+class Machine {
+ public:
+  Machine(const ir::Module& m, const ir::Function& k, const LaunchArgs& args)
+      : m_(m), k_(k), args_(args) {}
+
+  absl::Status Launch(std::vector<HostTensor>* tensors, RunStats* stats);
+
+ private:
+  // ---- compile
+  void CompileFn(int index);
+  void CompileBlock(const ir::Block& b, int fn);
+  int Extra(int fn) { return code_fns_[fn].frame++; }
+  void Add(Insn i) { code_.push_back(i); }
+
+  // ---- run
+  absl::Status RunThread(Thread& t);
+  absl::Status ExecWarp(std::vector<Thread*>& lanes, const Insn& in);
+  absl::Status ExecBlockSync(const Insn& in);
+  absl::Status Err(const Thread& t, const ir::Op* op, const std::string& msg) const;
+  absl::Status Access(const Thread& t, const ir::Op* op, const View& v, const int64_t* idx, int n,
+                      int64_t* phys, bool soft = false, bool* oob = nullptr) const;
+  absl::Status SubviewCheck(const Thread& t, const ir::Op* op, const View& parent, int d,
+                            int64_t lo, int64_t ext) const;
+  Slot Convert(Slot v, DType from, DType to) const;
+  absl::Status Copy(Thread& t, const Insn& in);
+
+  const ir::Module& m_;
+  const ir::Function& k_;
+  const LaunchArgs& args_;
+  std::vector<Insn> code_;
+  std::vector<FnCode> code_fns_;    // by module function index
+  std::vector<int> pending_calls_;  // insn indices whose target is a function index
+  std::vector<int> view_slot_;      // kernel var -> view index (-1)
+  std::vector<int> frag_slot_;      // kernel var -> frag index (-1)
+  int nviews_ = 0, nfrags_ = 0;
+  std::map<const ir::Op*, int> shared_index_, local_index_;
+  std::vector<Buffer> globals_;
+  std::vector<Buffer> shared_;
+  std::vector<Thread> threads_;
+  std::vector<Slot> entry_slots_;
+  std::vector<View> entry_views_;
+  int kernel_fn_ = 0;
+  int64_t block_[3] = {0, 0, 0}, grid_[3] = {1, 1, 1};
+  int64_t budget_ = 0, executed_ = 0;
+  int stack_size_ = 0;
+};
+
+// ---- compilation -------------------------------------------------------------------
+
+void Machine::CompileFn(int index) {
+  const ir::Function& f = m_.functions[index];
+  code_fns_[index].entry = static_cast<int>(code_.size());
+  code_fns_[index].fn = &f;
+  code_fns_[index].frame = static_cast<int>(f.vars.size());
+  CompileBlock(f.body, index);
+  Insn end;
+  end.code = f.is_kernel ? I::kHalt : I::kRet;
+  Add(end);
+}
+
+void Machine::CompileBlock(const ir::Block& b, int fn) {
+  const ir::Function& f = m_.functions[fn];
+  auto ty = [&](int v) -> const ir::Type& { return f.vars[v].type; };
+  for (const ir::Op& op : b) {
+    Insn in;
+    in.op = &op;
+    in.dst = op.result;
+    if (!op.operands.empty()) in.a = op.operands[0];
+    if (op.operands.size() > 1) in.b = op.operands[1];
+    if (op.operands.size() > 2) in.c = op.operands[2];
+    in.sub = op.sub;
+    if (op.result >= 0) in.dt = ty(op.result).dtype;
+    switch (op.code) {
+      case OpCode::kConst:
+        in.code = I::kConst;
+        if (IsFloat(in.dt))
+          in.k.f = op.fval;
+        else
+          in.k.i = op.ints.empty() ? 0 : op.ints[0];
+        break;
+      case OpCode::kMov:
+        in.code = ty(op.result).is_view()   ? I::kMovView
+                  : ty(op.result).is_frag() ? I::kMovFrag
+                                            : I::kMov;
+        if (in.code == I::kMovView) {
+          in.dst = view_slot_[op.result];
+          in.a = view_slot_[in.a];
+        }
+        if (in.code == I::kMovFrag) {
+          in.dst = frag_slot_[op.result];
+          in.a = frag_slot_[in.a];
+        }
+        break;
+      case OpCode::kBinary:
+        in.code = IsFloat(in.dt) ? I::kBinF : I::kBinI;
+        break;
+      case OpCode::kUnary:
+        in.code = op.sub == static_cast<uint8_t>(ir::UnaryOp::kNeg)   ? I::kNeg
+                  : op.sub == static_cast<uint8_t>(ir::UnaryOp::kNot) ? I::kNot
+                                                                      : I::kBitNot;
+        break;
+      case OpCode::kCompare:
+        in.dt2 = ty(in.a).dtype;
+        in.code = IsFloat(in.dt2) ? I::kCmpF : I::kCmpI;
+        break;
+      case OpCode::kSelect:
+        in.code = I::kSelect;
+        break;
+      case OpCode::kCast:
+        in.code = I::kCast;
+        in.dt2 = ty(in.a).dtype;
+        break;
+      case OpCode::kMath:
+        in.code = I::kMath;
+        break;
+      case OpCode::kSpecial:
+        in.code = I::kSpecial;
+        in.imm = op.ints.empty() ? 0 : op.ints[0];
+        break;
+      case OpCode::kAllocShared:
+        in.code = I::kAllocShared;
+        in.dst = view_slot_[op.result];
+        in.imm = shared_index_[&op];
+        break;
+      case OpCode::kAllocLocal:
+        in.code = I::kAllocLocal;
+        in.dst = view_slot_[op.result];
+        in.imm = local_index_[&op];
+        break;
+      case OpCode::kTile:
+        in.code = I::kTile;
+        break;
+      case OpCode::kIndex:
+        in.code = I::kIndex;
+        break;
+      case OpCode::kSlice:
+        in.code = I::kSlice;
+        break;
+      case OpCode::kTranspose:
+        in.code = I::kTranspose;
+        break;
+      case OpCode::kReshape:
+        in.code = I::kReshape;
+        break;
+      case OpCode::kExtent:
+        in.code = I::kExtent;
+        in.a = view_slot_[in.a];
+        break;
+      case OpCode::kLoad:
+        in.code = I::kLoad;
+        in.a = view_slot_[in.a];
+        break;
+      case OpCode::kBufferLoad:
+        in.code = I::kBufferLoad;
+        in.a = view_slot_[in.a];
+        break;
+      case OpCode::kStore:
+        in.code = I::kStore;
+        in.a = view_slot_[in.a];
+        break;
+      case OpCode::kCopy:
+        in.code = I::kCopy;
+        break;
+      case OpCode::kCommitGroup:
+        in.code = I::kCommit;
+        break;
+      case OpCode::kWaitGroup:
+        in.code = I::kWait;
+        in.imm = op.ints[0];
+        break;
+      case OpCode::kFragment:
+        in.code = I::kFragment;
+        in.dst = frag_slot_[op.result];
+        break;
+      case OpCode::kLoadFragment:
+        in.code = I::kLoadFrag;
+        break;
+      case OpCode::kStoreFragment:
+        in.code = I::kStoreFrag;
+        break;
+      case OpCode::kMma:
+        in.code = I::kMma;
+        break;
+      case OpCode::kShfl:
+        in.code = I::kShfl;
+        break;
+      case OpCode::kWarpReduce:
+        in.code = I::kWarpReduce;
+        break;
+      case OpCode::kBlockReduce:
+        in.code = I::kBlockReduce;
+        break;
+      case OpCode::kBarrier:
+        in.code = I::kBarrier;
+        break;
+      case OpCode::kHint:
+      case OpCode::kTag:
+      case OpCode::kAssertTag:
+      case OpCode::kAssertTagEq:
+      case OpCode::kResetTags:
+      case OpCode::kYield:
+        continue;  // verifier-only / scheduling hints
+      case OpCode::kCall:
+        in.code = I::kCall;
+        in.imm = op.ints[0];
+        break;
+      case OpCode::kReturn:
+        in.code = I::kRet;
+        break;
+      case OpCode::kFor: {
+        int hi = Extra(fn);
+        Insn mv;
+        mv.code = I::kMov;
+        mv.dst = op.result;
+        mv.a = op.operands[0];
+        mv.op = &op;
+        Add(mv);
+        Insn mh = mv;
+        mh.dst = hi;
+        mh.a = op.operands[1];
+        Add(mh);
+        int test = static_cast<int>(code_.size());
+        Insn t;
+        t.code = I::kForTest;
+        t.op = &op;
+        t.a = op.result;
+        t.b = hi;
+        t.imm = op.ints[0];
+        Add(t);
+        CompileBlock(op.regions[0], fn);
+        Insn st;
+        st.code = I::kForStep;
+        st.op = &op;
+        st.dst = op.result;
+        st.imm = op.ints[0];
+        st.dt = ty(op.result).dtype;
+        Add(st);
+        Insn j;
+        j.code = I::kJmp;
+        j.imm = test;
+        j.op = &op;
+        Add(j);
+        code_[test].c = static_cast<int>(code_.size());
+        continue;
+      }
+      case OpCode::kIf: {
+        int jz = static_cast<int>(code_.size());
+        Insn z;
+        z.code = I::kJz;
+        z.a = op.operands[0];
+        z.op = &op;
+        Add(z);
+        CompileBlock(op.regions[0], fn);
+        if (op.regions[1].empty()) {
+          code_[jz].imm = static_cast<int>(code_.size());
+        } else {
+          int jmp = static_cast<int>(code_.size());
+          Insn j;
+          j.code = I::kJmp;
+          j.op = &op;
+          Add(j);
+          code_[jz].imm = static_cast<int>(code_.size());
+          CompileBlock(op.regions[1], fn);
+          code_[jmp].imm = static_cast<int>(code_.size());
+        }
+        continue;
+      }
+      case OpCode::kWhile: {
+        int top = static_cast<int>(code_.size());
+        CompileBlock(op.regions[0], fn);
+        int jz = static_cast<int>(code_.size());
+        Insn z;
+        z.code = I::kJz;
+        z.a = op.operands[0];
+        z.op = &op;
+        Add(z);
+        CompileBlock(op.regions[1], fn);
+        Insn j;
+        j.code = I::kJmp;
+        j.imm = top;
+        j.op = &op;
+        Add(j);
+        code_[jz].imm = static_cast<int>(code_.size());
+        continue;
+      }
+    }
+    Add(in);
+  }
+}
+
+// ---- helpers -------------------------------------------------------------------------
+
+absl::Status Machine::Err(const Thread& t, const ir::Op* op, const std::string& msg) const {
+  Diagnostic d;
+  d.loc = op ? op->loc : Loc{};
+  d.message = absl::StrCat(msg, " (block (", block_[0], ",", block_[1], ",", block_[2],
+                           "), thread ", t.tid, ", warp ", t.warp, ", lane ", t.lane, ")");
+  d.hint = "run `argus-dsl run` on small shapes to reproduce";
+  if (m_.source) return absl::FailedPreconditionError(FormatDiagnostic(*m_.source, d));
+  return absl::FailedPreconditionError(d.message);
+}
+
+absl::Status Machine::Access(const Thread& t, const ir::Op* op, const View& v, const int64_t* idx,
+                             int n, int64_t* phys, bool soft, bool* oob) const {
+  int64_t lin = v.off;
+  for (int d = 0; d < n; ++d) {
+    if (idx[d] < 0 || idx[d] >= v.shape[d]) {
+      if (soft) {
+        *oob = true;
+        return absl::OkStatus();
+      }
+      std::vector<int64_t> ix(idx, idx + n), sh(v.shape, v.shape + v.rank);
+      return Err(t, op,
+                 absl::StrCat("out-of-bounds access to ", v.buf->name, ": index [",
+                              absl::StrJoin(ix, ", "), "] outside shape [", absl::StrJoin(sh, ", "),
+                              "] (dim ", d, ")"));
+    }
+    lin += idx[d] * v.stride[d];
+  }
+  int64_t size = static_cast<int64_t>(v.buf->data.size());
+  if (lin < 0 || lin >= size) {
+    if (soft) {
+      *oob = true;
+      return absl::OkStatus();
+    }
+    return Err(t, op,
+               absl::StrCat("out-of-bounds access to ", v.buf->name, ": element offset ", lin,
+                            " outside 0..", size - 1));
+  }
+  int64_t p = v.buf->swz.Apply(lin);
+  if (p < 0 || p >= size) {
+    return Err(
+        t, op,
+        absl::StrCat("swizzled offset ", p, " outside ", v.buf->name, " (", size, " elements)"));
+  }
+  if (oob) *oob = false;
+  *phys = p;
+  return absl::OkStatus();
+}
+
+absl::Status Machine::SubviewCheck(const Thread& t, const ir::Op* op, const View& parent, int d,
+                                   int64_t lo, int64_t ext) const {
+  if (lo < 0 || ext < 0 || lo + ext > parent.shape[d]) {
+    return Err(t, op,
+               absl::StrCat("sub-view of ", parent.buf->name, " out of bounds: dim ", d, " range [",
+                            lo, ", ", lo + ext, ") outside extent ", parent.shape[d]));
+  }
+  return absl::OkStatus();
+}
+
+Slot Machine::Convert(Slot v, DType from, DType to) const {
+  Slot r;
+  bool ff = IsFloat(from), ft = IsFloat(to);
+  if (ff && ft)
+    r.f = from == to ? v.f : RoundTo(to, v.f);
+  else if (!ff && ft)
+    r.f = RoundTo(to, static_cast<double>(v.i));
+  else if (ff && !ft)
+    r.i = ConvertToInt(to, v.f);
+  else
+    r.i = WrapInt(to, v.i);
+  return r;
+}
+
+inline double FloatBin(uint8_t sub, double x, double y) {
+  switch (static_cast<ir::BinOp>(sub)) {
+    case ir::BinOp::kAdd:
+      return x + y;
+    case ir::BinOp::kSub:
+      return x - y;
+    case ir::BinOp::kMul:
+      return x * y;
+    case ir::BinOp::kDiv:
+      return x / y;
+    case ir::BinOp::kMin:
+      return std::fmin(x, y);
+    case ir::BinOp::kMax:
+      return std::fmax(x, y);
+    default:
+      return 0;
+  }
+}
+
+inline double Round(DType t, double x) {
+  return t == DType::kF32 ? static_cast<double>(static_cast<float>(x)) : RoundTo(t, x);
+}
+
+int Bits(DType t) { return t == DType::kI64 ? 64 : 32; }
+
+absl::Status Machine::Copy(Thread& t, const Insn& in) {
+  const ir::Op& op = *in.op;
+  const View& s = t.views[view_slot_[op.operands[0]]];
+  const View& d = t.views[view_slot_[op.operands[1]]];
+  const ir::Layout& tl = op.layout;
+  DType sdt = s.buf->dt, ddt = d.buf->dt;
+  bool async = op.ints[0] != 0;
+  int rank = s.rank;
+  for (int i = 0; i < rank; ++i) {
+    if (s.shape[i] != d.shape[i]) {
+      return Err(
+          t, &op,
+          absl::StrCat("copy shapes differ in dim ", i, ": ", s.shape[i], " vs ", d.shape[i]));
+    }
+    int64_t per = tl.shape[i] * (i == rank - 1 ? tl.vec : 1);
+    if (s.shape[i] % per != 0) {
+      return Err(t, &op,
+                 absl::StrCat("copy extent ", s.shape[i], " of dim ", i,
+                              " is not a multiple of the thread layout's ", per));
+    }
+  }
+  if (t.tid >= tl.Size()) return absl::OkStatus();
+  int64_t idx[2];
+  auto one = [&](int64_t i, int64_t j) -> absl::Status {
+    idx[0] = i;
+    idx[1] = j;
+    const int64_t* ix = rank == 1 ? &idx[1] : idx;
+    int64_t ps, pd;
+    RETURN_IF_ERROR(Access(t, &op, s, ix, rank, &ps));
+    RETURN_IF_ERROR(Access(t, &op, d, ix, rank, &pd));
+    Slot v = Convert(s.buf->data[ps], sdt, ddt);
+    if (async)
+      t.open.push_back(Pending{d.buf, pd, v});
+    else
+      d.buf->data[pd] = v;
+    return absl::OkStatus();
+  };
+  int64_t vec = tl.vec;
+  if (rank == 1) {
+    int64_t tc = t.tid;
+    for (int64_t jb = tc * vec; jb < s.shape[0]; jb += tl.shape[0] * vec) {
+      for (int64_t v = 0; v < vec; ++v) RETURN_IF_ERROR(one(0, jb + v));
+    }
+    return absl::OkStatus();
+  }
+  int64_t tr = t.tid / tl.shape[1], tc = t.tid % tl.shape[1];
+  for (int64_t i = tr; i < s.shape[0]; i += tl.shape[0]) {
+    for (int64_t jb = tc * vec; jb < s.shape[1]; jb += tl.shape[1] * vec) {
+      for (int64_t v = 0; v < vec; ++v) RETURN_IF_ERROR(one(i, jb + v));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ---- execution -------------------------------------------------------------------------
+
+absl::Status Machine::RunThread(Thread& t) {
+  Slot* s = t.slots.data() + t.base;
+  const Insn* code = code_.data();
+  int pc = t.pc;
+  int64_t steps = 0;
+  auto fail = [&](absl::Status st) {
+    t.pc = pc;
+    executed_ += steps;
+    return st;
+  };
+  while (true) {
+    const Insn& in = code[pc];
+    ++steps;
+    switch (in.code) {
+      case I::kConst:
+        s[in.dst] = in.k;
+        break;
+      case I::kMov:
+        s[in.dst] = s[in.a];
+        break;
+      case I::kMovView:
+        t.views[in.dst] = t.views[in.a];
+        break;
+      case I::kMovFrag:
+        t.frags[in.dst] = t.frags[in.a];
+        break;
+      case I::kBinF:
+        s[in.dst].f = Round(in.dt, FloatBin(in.sub, s[in.a].f, s[in.b].f));
+        break;
+      case I::kBinI: {
+        int64_t x = s[in.a].i, y = s[in.b].i, r = 0;
+        switch (static_cast<ir::BinOp>(in.sub)) {
+          case ir::BinOp::kAdd:
+            r = static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
+            break;
+          case ir::BinOp::kSub:
+            r = static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y));
+            break;
+          case ir::BinOp::kMul:
+            r = static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
+            break;
+          case ir::BinOp::kFloorDiv:
+          case ir::BinOp::kMod: {
+            if (y == 0) return fail(Err(t, in.op, "integer division by zero"));
+            if (x == INT64_MIN && y == -1) {
+              r = in.sub == static_cast<uint8_t>(ir::BinOp::kMod) ? 0 : x;
+              break;
+            }
+            int64_t q = x / y, m = x % y;
+            if (m != 0 && ((m < 0) != (y < 0))) {
+              --q;
+              m += y;
+            }
+            r = in.sub == static_cast<uint8_t>(ir::BinOp::kFloorDiv) ? q : m;
+            break;
+          }
+          case ir::BinOp::kShl:
+            r = (y < 0 || y >= Bits(in.dt)) ? 0
+                                            : static_cast<int64_t>(static_cast<uint64_t>(x) << y);
+            break;
+          case ir::BinOp::kShr:
+            r = (y < 0 || y >= Bits(in.dt)) ? (x < 0 ? -1 : 0) : (x >> y);
+            break;
+          case ir::BinOp::kAnd:
+            r = x & y;
+            break;
+          case ir::BinOp::kOr:
+            r = x | y;
+            break;
+          case ir::BinOp::kXor:
+            r = x ^ y;
+            break;
+          case ir::BinOp::kMin:
+            r = std::min(x, y);
+            break;
+          case ir::BinOp::kMax:
+            r = std::max(x, y);
+            break;
+          case ir::BinOp::kDiv:
+            r = 0;
+            break;
+        }
+        s[in.dst].i = WrapInt(in.dt, r);
+        break;
+      }
+      case I::kNeg:
+        if (IsFloat(in.dt))
+          s[in.dst].f = -s[in.a].f;
+        else
+          s[in.dst].i = WrapInt(in.dt, -s[in.a].i);
+        break;
+      case I::kNot:
+        s[in.dst].i = !s[in.a].i;
+        break;
+      case I::kBitNot:
+        s[in.dst].i = WrapInt(in.dt, ~s[in.a].i);
+        break;
+      case I::kCmpI:
+      case I::kCmpF: {
+        bool r = false;
+        if (in.code == I::kCmpF) {
+          double x = s[in.a].f, y = s[in.b].f;
+          switch (static_cast<ir::CmpOp>(in.sub)) {
+            case ir::CmpOp::kLt:
+              r = x < y;
+              break;
+            case ir::CmpOp::kLe:
+              r = x <= y;
+              break;
+            case ir::CmpOp::kGt:
+              r = x > y;
+              break;
+            case ir::CmpOp::kGe:
+              r = x >= y;
+              break;
+            case ir::CmpOp::kEq:
+              r = x == y;
+              break;
+            case ir::CmpOp::kNe:
+              r = x != y;
+              break;
+          }
+        } else {
+          int64_t x = s[in.a].i, y = s[in.b].i;
+          switch (static_cast<ir::CmpOp>(in.sub)) {
+            case ir::CmpOp::kLt:
+              r = x < y;
+              break;
+            case ir::CmpOp::kLe:
+              r = x <= y;
+              break;
+            case ir::CmpOp::kGt:
+              r = x > y;
+              break;
+            case ir::CmpOp::kGe:
+              r = x >= y;
+              break;
+            case ir::CmpOp::kEq:
+              r = x == y;
+              break;
+            case ir::CmpOp::kNe:
+              r = x != y;
+              break;
+          }
+        }
+        s[in.dst].i = r;
+        break;
+      }
+      case I::kSelect:
+        s[in.dst] = s[in.a].i ? s[in.b] : s[in.c];
+        break;
+      case I::kCast:
+        s[in.dst] = Convert(s[in.a], in.dt2, in.dt);
+        break;
+      case I::kMath: {
+        if (!IsFloat(in.dt)) {
+          int64_t x = s[in.a].i;
+          s[in.dst].i = WrapInt(in.dt, x < 0 ? -x : x);
+          break;
+        }
+        double x = s[in.a].f, r = 0;
+        switch (static_cast<ir::MathOp>(in.sub)) {
+          case ir::MathOp::kExp:
+            r = std::exp(x);
+            break;
+          case ir::MathOp::kExp2:
+            r = std::exp2(x);
+            break;
+          case ir::MathOp::kLog:
+            r = std::log(x);
+            break;
+          case ir::MathOp::kSqrt:
+            r = std::sqrt(x);
+            break;
+          case ir::MathOp::kRsqrt:
+            r = 1.0 / std::sqrt(x);
+            break;
+          case ir::MathOp::kAbs:
+            r = std::fabs(x);
+            break;
+        }
+        if (in.dt != DType::kF32) r = static_cast<float>(r);  // narrow types compute in f32
+        s[in.dst].f = Round(in.dt, r);
+        break;
+      }
+      case I::kSpecial: {
+        int64_t r = 0;
+        switch (static_cast<ir::SpecialOp>(in.sub)) {
+          case ir::SpecialOp::kThreadId:
+            r = t.tid;
+            break;
+          case ir::SpecialOp::kBlockId:
+            r = block_[in.imm];
+            break;
+          case ir::SpecialOp::kGridDim:
+            r = grid_[in.imm];
+            break;
+          case ir::SpecialOp::kWarpId:
+            r = t.warp;
+            break;
+          case ir::SpecialOp::kLaneId:
+            r = t.lane;
+            break;
+          case ir::SpecialOp::kWarpSize:
+            r = k_.warp_size;
+            break;
+        }
+        s[in.dst].i = r;
+        break;
+      }
+      case I::kJmp:
+        if (in.imm <= pc && executed_ + steps > budget_) {
+          return fail(
+              Err(t, in.op,
+                  absl::StrCat("instruction budget of ", budget_, " exceeded (runaway loop?)")));
+        }
+        pc = static_cast<int>(in.imm);
+        continue;
+      case I::kJz:
+        if (!s[in.a].i) {
+          pc = static_cast<int>(in.imm);
+          continue;
+        }
+        break;
+      case I::kForTest: {
+        bool go = in.imm > 0 ? s[in.a].i < s[in.b].i : s[in.a].i > s[in.b].i;
+        if (!go) {
+          pc = in.c;
+          continue;
+        }
+        if (executed_ + steps > budget_) {
+          return fail(
+              Err(t, in.op,
+                  absl::StrCat("instruction budget of ", budget_, " exceeded (runaway loop?)")));
+        }
+        break;
+      }
+      case I::kForStep:
+        s[in.dst].i = WrapInt(in.dt, s[in.dst].i + in.imm);
+        break;
+      case I::kCall: {
+        const FnCode& fc = code_fns_[in.imm];
+        int nb = t.base + code_fns_[t.fn].frame;
+        for (size_t i = 0; i < in.op->operands.size(); ++i) {
+          t.slots[nb + fc.fn->params[i]] = s[in.op->operands[i]];
+        }
+        t.frames.push_back(Thread::Frame{pc + 1, t.base, in.dst, t.fn});
+        t.base = nb;
+        t.fn = static_cast<int>(in.imm);
+        s = t.slots.data() + t.base;
+        pc = fc.entry;
+        continue;
+      }
+      case I::kRet: {
+        Slot v{0};
+        if (in.a >= 0) v = s[in.a];
+        Thread::Frame fr = t.frames.back();
+        t.frames.pop_back();
+        t.base = fr.base;
+        t.fn = fr.fn;
+        s = t.slots.data() + t.base;
+        if (fr.dst >= 0) s[fr.dst] = v;
+        pc = fr.ret_pc;
+        continue;
+      }
+      case I::kHalt:
+        t.st = Thread::kDone;
+        t.pc = pc;
+        executed_ += steps;
+        return absl::OkStatus();
+      case I::kAllocShared:
+        t.views[in.dst] = View{};
+        {
+          View& v = t.views[in.dst];
+          v.buf = &shared_[in.imm];
+          const ir::Layout& l = in.op->layout;
+          v.rank = static_cast<int>(l.shape.size());
+          for (int d = 0; d < v.rank; ++d) {
+            v.shape[d] = l.shape[d];
+            v.stride[d] = l.stride[d];
+          }
+        }
+        break;
+      case I::kAllocLocal: {
+        Buffer& b = t.locals[in.imm];
+        const ir::Layout& l = in.op->layout;
+        View& v = t.views[in.dst];
+        v = View{};
+        v.buf = &b;
+        v.rank = static_cast<int>(l.shape.size());
+        for (int d = 0; d < v.rank; ++d) {
+          v.shape[d] = l.shape[d];
+          v.stride[d] = l.stride[d];
+        }
+        break;
+      }
+      case I::kTile: {
+        const ir::Op& op = *in.op;
+        View v = t.views[view_slot_[op.operands[0]]];
+        for (int d = 0; d < v.rank; ++d) {
+          int64_t lo = s[op.operands[1 + d]].i * op.ints[d];
+          absl::Status st = SubviewCheck(t, &op, v, d, lo, op.ints[d]);
+          if (!st.ok()) return fail(st);
+          v.off += lo * v.stride[d];
+          v.shape[d] = op.ints[d];
+        }
+        t.views[view_slot_[op.result]] = v;
+        break;
+      }
+      case I::kIndex: {
+        const ir::Op& op = *in.op;
+        View v = t.views[view_slot_[op.operands[0]]];
+        int d = static_cast<int>(op.ints[0]);
+        int64_t i = s[op.operands[1]].i;
+        absl::Status st = SubviewCheck(t, &op, v, d, i, 1);
+        if (!st.ok()) return fail(st);
+        v.off += i * v.stride[d];
+        for (int e = d; e + 1 < v.rank; ++e) {
+          v.shape[e] = v.shape[e + 1];
+          v.stride[e] = v.stride[e + 1];
+        }
+        --v.rank;
+        t.views[view_slot_[op.result]] = v;
+        break;
+      }
+      case I::kSlice: {
+        const ir::Op& op = *in.op;
+        View v = t.views[view_slot_[op.operands[0]]];
+        int d = static_cast<int>(op.ints[0]);
+        int64_t step = op.ints[1];
+        int64_t lo = s[op.operands[1]].i, hi = s[op.operands[2]].i;
+        if (hi < lo) hi = lo;
+        absl::Status st = SubviewCheck(t, &op, v, d, lo, hi - lo);
+        if (!st.ok()) return fail(st);
+        v.off += lo * v.stride[d];
+        v.shape[d] = (hi - lo + step - 1) / step;
+        v.stride[d] *= step;
+        t.views[view_slot_[op.result]] = v;
+        break;
+      }
+      case I::kTranspose: {
+        View v = t.views[view_slot_[in.op->operands[0]]];
+        std::swap(v.shape[0], v.shape[1]);
+        std::swap(v.stride[0], v.stride[1]);
+        t.views[view_slot_[in.op->result]] = v;
+        break;
+      }
+      case I::kReshape: {
+        const ir::Op& op = *in.op;
+        View v = t.views[view_slot_[op.operands[0]]];
+        int64_t expect = 1;
+        for (int d = v.rank - 1; d >= 0; --d) {
+          if (v.shape[d] != 1 && v.stride[d] != expect) {
+            return fail(Err(t, &op, "reshape of a view that is not contiguous row-major"));
+          }
+          expect *= v.shape[d];
+        }
+        v.rank = static_cast<int>(op.ints.size());
+        int64_t st = 1;
+        for (int d = v.rank - 1; d >= 0; --d) {
+          v.shape[d] = op.ints[d];
+          v.stride[d] = st;
+          st *= op.ints[d];
+        }
+        t.views[view_slot_[op.result]] = v;
+        break;
+      }
+      case I::kExtent:
+        s[in.dst].i = t.views[in.a].shape[in.op->ints[0]];
+        break;
+      case I::kLoad:
+      case I::kBufferLoad:
+      case I::kStore: {
+        const ir::Op& op = *in.op;
+        const View& v = t.views[in.a];
+        int first = in.code == I::kStore ? 2 : 1;
+        int n = static_cast<int>(op.operands.size()) - first;
+        int64_t idx[4];
+        for (int d = 0; d < n; ++d) idx[d] = s[op.operands[first + d]].i;
+        int64_t p = 0;
+        bool oob = false;
+        absl::Status st = Access(t, &op, v, idx, n, &p, in.code == I::kBufferLoad, &oob);
+        if (!st.ok()) return fail(st);
+        if (in.code == I::kStore)
+          v.buf->data[p] = s[op.operands[1]];
+        else if (oob)
+          s[in.dst].i = 0;
+        else
+          s[in.dst] = v.buf->data[p];
+        break;
+      }
+      case I::kCopy: {
+        absl::Status st = Copy(t, in);
+        if (!st.ok()) return fail(st);
+        break;
+      }
+      case I::kCommit:
+        t.groups.push_back(std::move(t.open));
+        t.open.clear();
+        break;
+      case I::kWait:
+        while (static_cast<int64_t>(t.groups.size()) > in.imm) {
+          for (const Pending& p : t.groups.front()) p.buf->data[p.phys] = p.val;
+          t.groups.pop_front();
+        }
+        break;
+      case I::kFragment: {
+        const ir::FragType& ft = k_.vars[in.op->result].type.frag;
+        t.frags[in.dst].assign(ft.Geom().PerLane(), 0.0f);
+        break;
+      }
+      case I::kLoadFrag: {
+        const ir::Op& op = *in.op;
+        const View& v = t.views[view_slot_[op.operands[0]]];
+        FragGeom g = k_.vars[op.result].type.frag.Geom();
+        std::vector<float>& fr = t.frags[frag_slot_[op.result]];
+        int n = g.PerLane();
+        fr.resize(n);
+        for (int e = 0; e < n; ++e) {
+          int r, c;
+          g.Coord(t.warp, t.lane, e, &r, &c);
+          int64_t idx[2] = {r, c}, p;
+          absl::Status st = Access(t, &op, v, idx, 2, &p);
+          if (!st.ok()) return fail(st);
+          fr[e] = static_cast<float>(v.buf->data[p].f);
+        }
+        break;
+      }
+      case I::kStoreFrag: {
+        const ir::Op& op = *in.op;
+        const View& v = t.views[view_slot_[op.operands[1]]];
+        FragGeom g = k_.vars[op.operands[0]].type.frag.Geom();
+        const std::vector<float>& fr = t.frags[frag_slot_[op.operands[0]]];
+        for (int e = 0; e < g.PerLane(); ++e) {
+          int r, c;
+          g.Coord(t.warp, t.lane, e, &r, &c);
+          int64_t idx[2] = {r, c}, p;
+          absl::Status st = Access(t, &op, v, idx, 2, &p);
+          if (!st.ok()) return fail(st);
+          Slot x;
+          x.f = fr[e];
+          v.buf->data[p] = Convert(x, DType::kF32, v.buf->dt);
+        }
+        break;
+      }
+      case I::kShfl:
+      case I::kWarpReduce:
+      case I::kBlockReduce:
+      case I::kBarrier:
+      case I::kMma:
+        t.st = Thread::kSync;
+        t.pc = pc;
+        executed_ += steps;
+        return absl::OkStatus();
+      case I::kNop:
+        break;
+    }
+    ++pc;
+  }
+}
+
+// ---- collectives -------------------------------------------------------------------------
+
+Slot Combine(uint8_t kind, DType dt, Slot a, Slot b) {
+  Slot r;
+  bool is_max = kind == static_cast<uint8_t>(ir::ReduceKind::kMax);
+  if (IsFloat(dt))
+    r.f = is_max ? std::fmax(a.f, b.f) : Round(dt, a.f + b.f);
+  else
+    r.i = is_max ? std::max(a.i, b.i) : WrapInt(dt, a.i + b.i);
+  return r;
+}
+
+// Butterfly (shfl_xor) reduction over `v` as codegen lowers it.
+void Butterfly(uint8_t kind, DType dt, int ws, std::vector<Slot>* v) {
+  int n = static_cast<int>(v->size());
+  std::vector<Slot> nv(n);
+  for (int off = ws / 2; off >= 1; off /= 2) {
+    for (int l = 0; l < n; ++l) {
+      int o = l ^ off;
+      nv[l] = o < n ? Combine(kind, dt, (*v)[l], (*v)[o]) : (*v)[l];
+    }
+    v->swap(nv);
+  }
+}
+
+absl::Status Machine::ExecWarp(std::vector<Thread*>& lanes, const Insn& in) {
+  int n = static_cast<int>(lanes.size());
+  auto slot = [&](int l, int idx) -> Slot& { return lanes[l]->slots[lanes[l]->base + idx]; };
+  if (in.code == I::kShfl) {
+    std::vector<Slot> vals(n);
+    for (int l = 0; l < n; ++l) vals[l] = slot(l, in.a);
+    int ws = k_.warp_size;
+    for (int l = 0; l < n; ++l) {
+      int64_t arg = slot(l, in.b).i;
+      int64_t src = l;
+      switch (static_cast<ir::ShflKind>(in.sub)) {
+        case ir::ShflKind::kXor:
+          src = l ^ (arg & (ws - 1));
+          break;
+        case ir::ShflKind::kDown:
+          src = l + arg;
+          if (arg < 0 || src >= ws) src = l;
+          break;
+        case ir::ShflKind::kIdx:
+          src = ((arg % ws) + ws) % ws;
+          break;
+      }
+      if (src >= n) src = l;
+      slot(l, in.dst) = vals[src];
+    }
+    return absl::OkStatus();
+  }
+  if (in.code == I::kWarpReduce) {
+    std::vector<Slot> v(n);
+    for (int l = 0; l < n; ++l) v[l] = slot(l, in.a);
+    Butterfly(in.sub, in.dt, k_.warp_size, &v);
+    for (int l = 0; l < n; ++l) slot(l, in.dst) = v[l];
+    return absl::OkStatus();
+  }
+  // kMma: acc += a @ b for every instruction tile of this warp.
+  const ir::Op& op = *in.op;
+  if (n != k_.warp_size) return Err(*lanes[0], &op, "mma needs a full warp");
+  FragGeom gc = k_.vars[op.operands[0]].type.frag.Geom();
+  FragGeom ga = k_.vars[op.operands[1]].type.frag.Geom();
+  const MmaInfo& mi = *gc.mma;
+  int ic = frag_slot_[op.operands[0]], ia = frag_slot_[op.operands[1]],
+      ib = frag_slot_[op.operands[2]];
+  int TM = gc.TilesM(), TN = gc.TilesN(), TK = ga.TilesK();
+  std::vector<double> A(mi.m * mi.k), B(mi.k * mi.n), C(mi.m * mi.n);
+  for (int tm = 0; tm < TM; ++tm) {
+    for (int tn = 0; tn < TN; ++tn) {
+      for (int l = 0; l < n; ++l) {
+        const std::vector<float>& acc = lanes[l]->frags[ic];
+        for (int r = 0; r < mi.regs_c; ++r) {
+          int row, col;
+          mi.c_coord(l, r, &row, &col);
+          C[row * mi.n + col] = acc[(tm * TN + tn) * mi.regs_c + r];
+        }
+      }
+      for (int tk = 0; tk < TK; ++tk) {
+        for (int l = 0; l < n; ++l) {
+          const std::vector<float>& fa = lanes[l]->frags[ia];
+          const std::vector<float>& fb = lanes[l]->frags[ib];
+          for (int r = 0; r < mi.regs_a; ++r) {
+            int row, col;
+            mi.a_coord(l, r, &row, &col);
+            A[row * mi.k + col] = fa[(tm * TK + tk) * mi.regs_a + r];
+          }
+          for (int r = 0; r < mi.regs_b; ++r) {
+            int row, col;
+            mi.b_coord(l, r, &row, &col);
+            B[row * mi.n + col] = fb[(tk * TN + tn) * mi.regs_b + r];
+          }
+        }
+        for (int i = 0; i < mi.m; ++i) {
+          for (int j = 0; j < mi.n; ++j) {
+            double sum = C[i * mi.n + j];
+            for (int kk = 0; kk < mi.k; ++kk) sum += A[i * mi.k + kk] * B[kk * mi.n + j];
+            C[i * mi.n + j] = static_cast<float>(sum);
+          }
+        }
+      }
+      for (int l = 0; l < n; ++l) {
+        std::vector<float>& acc = lanes[l]->frags[ic];
+        for (int r = 0; r < mi.regs_c; ++r) {
+          int row, col;
+          mi.c_coord(l, r, &row, &col);
+          acc[(tm * TN + tn) * mi.regs_c + r] = static_cast<float>(C[row * mi.n + col]);
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Machine::ExecBlockSync(const Insn& in) {
+  if (in.code == I::kBarrier) return absl::OkStatus();
+  int ws = k_.warp_size;
+  int nt = static_cast<int>(threads_.size());
+  Slot total{0};
+  bool first = true;
+  for (int w0 = 0; w0 < nt; w0 += ws) {
+    int n = std::min(ws, nt - w0);
+    std::vector<Slot> v(n);
+    for (int l = 0; l < n; ++l) v[l] = threads_[w0 + l].slots[threads_[w0 + l].base + in.a];
+    Butterfly(in.sub, in.dt, ws, &v);
+    total = first ? v[0] : Combine(in.sub, in.dt, total, v[0]);
+    first = false;
+  }
+  for (Thread& t : threads_) t.slots[t.base + in.dst] = total;
+  return absl::OkStatus();
+}
+
+void Garbage(Buffer* b) {
+  for (Slot& s : b->data) {
+    if (IsFloat(b->dt))
+      s.f = NAN;
+    else
+      s.i = WrapInt(b->dt, 0x5A5A5A5A);
+  }
+}
+
+void CollectAllocs(const ir::Block& b, std::vector<const ir::Op*>* shared,
+                   std::vector<const ir::Op*>* local) {
+  for (const ir::Op& op : b) {
+    if (op.code == OpCode::kAllocShared) shared->push_back(&op);
+    if (op.code == OpCode::kAllocLocal) local->push_back(&op);
+    for (const ir::Block& r : op.regions) CollectAllocs(r, shared, local);
+  }
+}
+
+int64_t EvalSym(const ir::Function& k, const ir::SymInt& s, const std::vector<int64_t>& dims) {
+  int64_t v = s.coeff;
+  for (int d : s.syms) v *= dims[d];
+  return v;
+}
+
+absl::Status Machine::Launch(std::vector<HostTensor>* tensors, RunStats* stats) {
+  auto t0 = std::chrono::steady_clock::now();
+  budget_ = args_.max_instructions;
+  // Dims.
+  std::vector<int64_t> dims;
+  for (const std::string& d : k_.dims) {
+    auto it = args_.dims.find(d);
+    if (it == args_.dims.end())
+      return absl::InvalidArgumentError(absl::StrCat("missing --dims ", d, "=..."));
+    if (it->second < 0 || it->second > (int64_t{1} << 31) - 1) {
+      return absl::InvalidArgumentError(absl::StrCat("dim ", d, "=", it->second, " out of range"));
+    }
+    dims.push_back(it->second);
+  }
+  for (const auto& [name, v] : args_.dims) {
+    bool known = false;
+    for (const std::string& d : k_.dims) known |= d == name;
+    if (!known)
+      return absl::InvalidArgumentError(absl::StrCat("kernel ", k_.name, " has no dim ", name));
+  }
+  if (tensors->size() != k_.tensors.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("kernel ", k_.name, " takes ", k_.tensors.size(),
+                                                   " tensors, got ", tensors->size()));
+  }
+  // Compile.
+  kernel_fn_ = -1;
+  for (size_t i = 0; i < m_.functions.size(); ++i) {
+    if (&m_.functions[i] == &k_) kernel_fn_ = static_cast<int>(i);
+  }
+  if (kernel_fn_ < 0) return absl::InvalidArgumentError("kernel is not part of the module");
+  view_slot_.assign(k_.vars.size(), -1);
+  frag_slot_.assign(k_.vars.size(), -1);
+  for (size_t v = 0; v < k_.vars.size(); ++v) {
+    if (k_.vars[v].type.is_view()) view_slot_[v] = nviews_++;
+    if (k_.vars[v].type.is_frag()) frag_slot_[v] = nfrags_++;
+  }
+  std::vector<const ir::Op*> sh, lo;
+  CollectAllocs(k_.body, &sh, &lo);
+  for (size_t i = 0; i < sh.size(); ++i) shared_index_[sh[i]] = static_cast<int>(i);
+  for (size_t i = 0; i < lo.size(); ++i) local_index_[lo[i]] = static_cast<int>(i);
+  code_fns_.resize(m_.functions.size());
+  for (size_t i = 0; i < m_.functions.size(); ++i) {
+    if (!m_.functions[i].is_kernel || static_cast<int>(i) == kernel_fn_)
+      CompileFn(static_cast<int>(i));
+  }
+  int launch_entry = static_cast<int>(code_.size());
+  CompileBlock(k_.launch, kernel_fn_);
+  Insn halt;
+  halt.code = I::kHalt;
+  Add(halt);
+  for (const FnCode& fc : code_fns_) stack_size_ += fc.frame;
+  // Entry state.
+  entry_slots_.assign(code_fns_[kernel_fn_].frame, Slot{0});
+  for (size_t i = 0; i < dims.size(); ++i) entry_slots_[k_.dim_vars[i]].i = dims[i];
+  for (const ir::ScalarParam& sp : k_.scalars) {
+    auto it = args_.scalars.find(sp.name);
+    if (it == args_.scalars.end())
+      return absl::InvalidArgumentError(absl::StrCat("missing --scalars ", sp.name, "=..."));
+    Slot x;
+    x.f = it->second;
+    entry_slots_[sp.var] = Convert(x, DType::kF32, sp.dtype);
+    if (IsFloat(sp.dtype)) entry_slots_[sp.var].f = RoundTo(sp.dtype, it->second);
+  }
+  globals_.resize(k_.tensors.size());
+  entry_views_.assign(nviews_, View{});
+  for (size_t i = 0; i < k_.tensors.size(); ++i) {
+    const ir::TensorParam& tp = k_.tensors[i];
+    HostTensor& ht = (*tensors)[i];
+    View v;
+    v.rank = static_cast<int>(tp.shape.size());
+    for (int d = 0; d < v.rank; ++d) {
+      v.shape[d] = EvalSym(k_, tp.shape[d], dims);
+      v.stride[d] = EvalSym(k_, tp.stride[d], dims);
+    }
+    std::vector<int64_t> shape(v.shape, v.shape + v.rank), stride(v.stride, v.stride + v.rank);
+    if (ht.shape != shape || ht.stride != stride || ht.dtype != tp.dtype) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor ", tp.name, " does not match the kernel's ", DTypeName(tp.dtype),
+                       " [", absl::StrJoin(shape, ","), "] layout"));
+    }
+    Buffer& b = globals_[i];
+    b.dt = tp.dtype;
+    b.name = tp.name;
+    b.data.resize(ht.data.size());
+    for (size_t e = 0; e < ht.data.size(); ++e) {
+      if (IsFloat(b.dt))
+        b.data[e].f = RoundTo(b.dt, ht.data[e]);
+      else
+        b.data[e].i = ConvertToInt(b.dt, ht.data[e]);
+    }
+    v.buf = &b;
+    entry_views_[view_slot_[tp.var]] = v;
+  }
+  // Grid.
+  Thread host;
+  host.slots = entry_slots_;
+  host.slots.resize(stack_size_);
+  host.views = entry_views_;
+  host.pc = launch_entry;
+  host.fn = kernel_fn_;
+  RETURN_IF_ERROR(RunThread(host));
+  for (size_t d = 0; d < 3; ++d) grid_[d] = d < k_.grid.size() ? host.slots[k_.grid[d]].i : 1;
+  for (size_t d = 0; d < 3; ++d) {
+    if (grid_[d] < 0 || grid_[d] > (int64_t{1} << 31))
+      return absl::InvalidArgumentError(
+          absl::StrCat("grid dim ", d, " = ", grid_[d], " out of range"));
+  }
+  // Threads and shared memory.
+  shared_.resize(sh.size());
+  for (size_t i = 0; i < sh.size(); ++i) {
+    shared_[i].dt = k_.vars[sh[i]->result].type.dtype;
+    shared_[i].swz = sh[i]->layout.swizzle;
+    shared_[i].space = Space::kShared;
+    shared_[i].name =
+        k_.vars[sh[i]->result].name.empty() ? "shared buffer" : k_.vars[sh[i]->result].name;
+    shared_[i].data.resize(sh[i]->layout.Cosize());
+  }
+  threads_.resize(k_.threads);
+  for (int i = 0; i < k_.threads; ++i) {
+    Thread& t = threads_[i];
+    t.tid = i;
+    t.warp = i / k_.warp_size;
+    t.lane = i % k_.warp_size;
+    t.slots.assign(stack_size_, Slot{0});
+    t.frags.resize(nfrags_);
+    t.locals.resize(lo.size());
+    for (size_t j = 0; j < lo.size(); ++j) {
+      t.locals[j].dt = k_.vars[lo[j]->result].type.dtype;
+      t.locals[j].space = Space::kLocal;
+      t.locals[j].name =
+          k_.vars[lo[j]->result].name.empty() ? "local array" : k_.vars[lo[j]->result].name;
+      t.locals[j].data.resize(lo[j]->layout.Cosize());
+    }
+  }
+  int entry = code_fns_[kernel_fn_].entry;
+  int nwarps = (k_.threads + k_.warp_size - 1) / k_.warp_size;
+  std::vector<Thread*> lanes;
+  for (block_[2] = 0; block_[2] < grid_[2]; ++block_[2]) {
+    for (block_[1] = 0; block_[1] < grid_[1]; ++block_[1]) {
+      for (block_[0] = 0; block_[0] < grid_[0]; ++block_[0]) {
+        if (stats) stats->blocks++;
+        for (Buffer& b : shared_) Garbage(&b);
+        for (Thread& t : threads_) {
+          t.pc = entry;
+          t.st = Thread::kReady;
+          t.base = 0;
+          t.fn = kernel_fn_;
+          t.frames.clear();
+          std::copy(entry_slots_.begin(), entry_slots_.end(), t.slots.begin());
+          t.views = entry_views_;
+          for (Buffer& b : t.locals) Garbage(&b);
+          t.open.clear();
+          t.groups.clear();
+        }
+        while (true) {
+          for (Thread& t : threads_) {
+            if (t.st == Thread::kReady) RETURN_IF_ERROR(RunThread(t));
+          }
+          bool progress = false;
+          for (int w = 0; w < nwarps; ++w) {
+            lanes.clear();
+            int pc = -1;
+            bool all = true, any_sync = false;
+            for (int l = w * k_.warp_size; l < std::min(k_.threads, (w + 1) * k_.warp_size); ++l) {
+              Thread& t = threads_[l];
+              lanes.push_back(&t);
+              if (t.st == Thread::kSync && IsWarpSync(code_[t.pc].code)) {
+                any_sync = true;
+                if (pc < 0)
+                  pc = t.pc;
+                else if (pc != t.pc)
+                  all = false;
+              } else {
+                all = false;
+              }
+            }
+            if (any_sync && all) {
+              RETURN_IF_ERROR(ExecWarp(lanes, code_[pc]));
+              for (Thread* t : lanes) {
+                t->st = Thread::kReady;
+                t->pc++;
+              }
+              progress = true;
+            }
+          }
+          if (progress) continue;
+          int done = 0, first_sync = -1;
+          bool same = true;
+          for (Thread& t : threads_) {
+            if (t.st == Thread::kDone) {
+              ++done;
+              continue;
+            }
+            if (first_sync < 0)
+              first_sync = t.tid;
+            else if (t.pc != threads_[first_sync].pc)
+              same = false;
+          }
+          if (done == k_.threads) break;
+          const Thread& f = threads_[first_sync];
+          const Insn& fin = code_[f.pc];
+          if (done == 0 && same && IsBlockSync(fin.code)) {
+            RETURN_IF_ERROR(ExecBlockSync(fin));
+            for (Thread& t : threads_) {
+              t.st = Thread::kReady;
+              t.pc++;
+            }
+            continue;
+          }
+          // Deadlock: describe it.
+          for (Thread& t : threads_) {
+            if (t.st == Thread::kDone) {
+              return Err(f, fin.op,
+                         absl::StrCat(IsBlockSync(fin.code) ? "barrier" : "warp collective",
+                                      " is never reached by thread ", t.tid,
+                                      ", which finished the kernel (divergent ",
+                                      IsBlockSync(fin.code) ? "barrier)" : "collective)"));
+            }
+          }
+          for (Thread& t : threads_) {
+            if (t.pc != f.pc) {
+              const ir::Op* other = code_[t.pc].op;
+              return Err(
+                  f, fin.op,
+                  absl::StrCat("divergent synchronisation: this thread waits here while thread ",
+                               t.tid, " waits at line ", other ? other->loc.line : 0, ":",
+                               other ? other->loc.col : 0));
+            }
+          }
+          return Err(f, fin.op, "deadlock at a synchronising op");
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < k_.tensors.size(); ++i) {
+    HostTensor& ht = (*tensors)[i];
+    const Buffer& b = globals_[i];
+    for (size_t e = 0; e < ht.data.size(); ++e)
+      ht.data[e] = IsFloat(b.dt) ? b.data[e].f : static_cast<double>(b.data[e].i);
+  }
+  if (stats) {
+    stats->instructions += executed_;
+    stats->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<HostTensor>> MakeTensors(const ir::Function& k, const LaunchArgs& args) {
+  std::vector<int64_t> dims;
+  for (const std::string& d : k.dims) {
+    auto it = args.dims.find(d);
+    if (it == args.dims.end())
+      return absl::InvalidArgumentError(absl::StrCat("missing --dims ", d, "=..."));
+    if (it->second < 0 || it->second > (int64_t{1} << 31) - 1) {
+      return absl::InvalidArgumentError(absl::StrCat("dim ", d, "=", it->second, " out of range"));
+    }
+    dims.push_back(it->second);
+  }
+  std::vector<HostTensor> out;
+  int64_t total = 0;
+  for (const ir::TensorParam& tp : k.tensors) {
+    HostTensor t;
+    t.name = tp.name;
+    t.dtype = tp.dtype;
+    for (size_t d = 0; d < tp.shape.size(); ++d) {
+      t.shape.push_back(EvalSym(k, tp.shape[d], dims));
+      t.stride.push_back(EvalSym(k, tp.stride[d], dims));
+    }
+    int64_t n = t.Cosize();
+    total += n;
+    if (n < 0 || total > (int64_t{1} << 28)) {
+      return absl::InvalidArgumentError(
+          "tensors too large for the interpreter (2^28 elements in all)");
+    }
+    t.data.assign(n, 0.0);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+void FillRandom(std::vector<HostTensor>* tensors, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (HostTensor& t : *tensors) {
+    for (double& x : t.data) {
+      uint64_t r = rng();
+      if (IsFloat(t.dtype)) {
+        x = RoundTo(t.dtype, static_cast<double>(r >> 11) * 0x1.0p-52 - 1.0);
+      } else {
+        x = static_cast<double>(r % (t.dtype == DType::kBool ? 2 : 16));
+      }
+    }
+  }
+}
+
+absl::Status Run(const ir::Module& module, const ir::Function& kernel, const LaunchArgs& args,
+                 std::vector<HostTensor>* tensors, RunStats* stats) {
+  if (!kernel.is_kernel)
+    return absl::InvalidArgumentError(absl::StrCat(kernel.name, " is not a kernel"));
+  Machine m(module, kernel, args);
+  return m.Launch(tensors, stats);
+}
+
+}  // namespace argus::dsl

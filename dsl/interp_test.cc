@@ -1,0 +1,357 @@
+// Tests of the reference interpreter: rounding, MMA layouts, every example
+// against a plain C++ reference, and the hazards it must report.
+#include "dsl/interp.h"
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "dsl/check.h"
+#include "dsl/mma.h"
+
+namespace argus::dsl {
+namespace {
+
+std::string ExamplePath(const std::string& name) {
+  return std::string(ARGUS_SOURCE_DIR) + "/examples/" + name;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Ran {
+  ir::Module module;
+  std::vector<HostTensor> t;
+  RunStats stats;
+};
+
+absl::StatusOr<Ran> RunText(const std::string& name, const std::string& text,
+                            const std::string& kernel, std::map<std::string, int64_t> dims,
+                            std::map<std::string, std::string> consts = {}, uint64_t seed = 1) {
+  CheckOptions opt;
+  opt.consts = consts;
+  auto m = Compile(std::make_shared<SourceFile>(name, text), opt);
+  if (!m.ok()) return m.status();
+  Ran r{std::move(*m), {}, {}};
+  const ir::Function* k = kernel.empty() ? &r.module.functions.back() : r.module.Find(kernel);
+  if (!k) return absl::NotFoundError(kernel);
+  LaunchArgs la;
+  la.dims = dims;
+  auto ts = MakeTensors(*k, la);
+  if (!ts.ok()) return ts.status();
+  r.t = std::move(*ts);
+  FillRandom(&r.t, seed);
+  absl::Status st = Run(r.module, *k, la, &r.t, &r.stats);
+  if (!st.ok()) return st;
+  return r;
+}
+
+absl::StatusOr<Ran> RunExample(const std::string& file, const std::string& kernel,
+                               std::map<std::string, int64_t> dims,
+                               std::map<std::string, std::string> consts = {}) {
+  return RunText(file, ReadFile(ExamplePath(file)), kernel, dims, consts);
+}
+
+// Max of |got - ref| / (abs_tol + rel_tol * |ref|); <= 1 passes.
+double Worst(const std::vector<double>& got, const std::vector<double>& ref, double abs_tol,
+             double rel_tol) {
+  double w = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double e = std::fabs(got[i] - ref[i]) / (abs_tol + rel_tol * std::fabs(ref[i]));
+    if (std::isnan(got[i])) e = INFINITY;
+    w = std::max(w, e);
+  }
+  return w;
+}
+
+std::vector<double> Gemm(const HostTensor& A, const HostTensor& B) {
+  int64_t M = A.shape[0], K = A.shape[1], N = B.shape[1];
+  std::vector<double> C(M * N);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0;
+      for (int64_t k = 0; k < K; ++k) s += A.At({i, k}) * B.At({k, j});
+      C[i * N + j] = s;
+    }
+  return C;
+}
+
+TEST_CASE("round to nearest even") {
+  CHECK(RoundTo(DType::kBF16, 1.0 + std::ldexp(1, -8)) == 1.0);
+  CHECK(RoundTo(DType::kBF16, 1.0 + 3 * std::ldexp(1, -8)) == 1.0 + std::ldexp(1, -6));
+  CHECK(RoundTo(DType::kBF16, 1.0 + std::ldexp(1, -8) + std::ldexp(1, -20)) ==
+        1.0 + std::ldexp(1, -7));
+  CHECK(RoundTo(DType::kF16, 65520.0) == INFINITY);
+  CHECK(RoundTo(DType::kF16, 65519.0) == 65504.0);
+  CHECK(RoundTo(DType::kF16, std::ldexp(1, -25)) == 0.0);  // tie to even (0)
+  CHECK(RoundTo(DType::kF16, 3 * std::ldexp(1, -25)) == std::ldexp(1, -23));
+  CHECK(RoundTo(DType::kE4M3, 500.0) == 448.0);
+  CHECK(RoundTo(DType::kE4M3, 0.0703125) == 0.0703125);
+  CHECK(RoundTo(DType::kE5M2, 1e6) == INFINITY);
+  CHECK(RoundTo(DType::kF32, 1.0 + std::ldexp(1, -24)) == 1.0);
+}
+
+TEST_CASE("MMA lane layouts match the PTX ISA and CDNA3 tables") {
+  const MmaInfo* nv = FindMma("mma_sync_m16n8k16_bf16");
+  int r, c;
+  // PTX: groupID = lane >> 2, tig = lane % 4; a0,a1: (g, 2t+{0,1}); a2,a3: (g+8, ..); a4..a7: col
+  // + 8.
+  int expect_a[8][2] = {{1, 2}, {1, 3}, {9, 2}, {9, 3}, {1, 10}, {1, 11}, {9, 10}, {9, 11}};
+  for (int i = 0; i < 8; ++i) {
+    nv->a_coord(5, i, &r, &c);
+    CHECK(r == expect_a[i][0]);
+    CHECK(c == expect_a[i][1]);
+  }
+  int expect_b[4][2] = {{2, 1}, {3, 1}, {10, 1}, {11, 1}};  // (k, n)
+  for (int i = 0; i < 4; ++i) {
+    nv->b_coord(5, i, &r, &c);
+    CHECK(r == expect_b[i][0]);
+    CHECK(c == expect_b[i][1]);
+  }
+  int expect_c[4][2] = {{1, 2}, {1, 3}, {9, 2}, {9, 3}};
+  for (int i = 0; i < 4; ++i) {
+    nv->c_coord(5, i, &r, &c);
+    CHECK(r == expect_c[i][0]);
+    CHECK(c == expect_c[i][1]);
+  }
+  const MmaInfo* m32 = FindMma("mfma_f32_32x32x8_bf16");
+  m32->a_coord(33, 2, &r, &c);
+  CHECK((r == 1 && c == 6));
+  m32->c_coord(33, 5, &r, &c);
+  CHECK((r == 13 && c == 1));
+  const MmaInfo* m16 = FindMma("mfma_f32_16x16x16_bf16");
+  m16->a_coord(17, 3, &r, &c);
+  CHECK((r == 1 && c == 7));
+  m16->c_coord(17, 3, &r, &c);
+  CHECK((r == 7 && c == 1));
+  // Every table is a bijection onto its matrix.
+  int n;
+  const MmaInfo* all = AllMmas(&n);
+  for (int i = 0; i < n; ++i) {
+    const MmaInfo& mi = all[i];
+    std::set<std::pair<int, int>> a, b, cc;
+    for (int l = 0; l < mi.warp_size; ++l) {
+      for (int x = 0; x < mi.regs_a; ++x) {
+        mi.a_coord(l, x, &r, &c);
+        a.insert({r, c});
+        CHECK((r < mi.m && c < mi.k));
+      }
+      for (int x = 0; x < mi.regs_b; ++x) {
+        mi.b_coord(l, x, &r, &c);
+        b.insert({r, c});
+        CHECK((r < mi.k && c < mi.n));
+      }
+      for (int x = 0; x < mi.regs_c; ++x) {
+        mi.c_coord(l, x, &r, &c);
+        cc.insert({r, c});
+        CHECK((r < mi.m && c < mi.n));
+      }
+    }
+    CHECK(static_cast<int>(a.size()) == mi.m * mi.k);
+    CHECK(static_cast<int>(b.size()) == mi.k * mi.n);
+    CHECK(static_cast<int>(cc.size()) == mi.m * mi.n);
+    CHECK(mi.warp_size * mi.regs_a == mi.m * mi.k);
+    CHECK(mi.warp_size * mi.regs_c == mi.m * mi.n);
+  }
+}
+
+TEST_CASE("vector_add") {
+  auto r = RunExample("vector_add.py", "", {{"N", 1000}});
+  REQUIRE(r.ok());
+  for (int i = 0; i < 1000; ++i) {
+    CHECK(r->t[2].data[i] ==
+          static_cast<double>(static_cast<float>(r->t[0].data[i] + r->t[1].data[i])));
+  }
+}
+
+TEST_CASE("naive and shared-memory GEMMs") {
+  for (const char* f : {"gemm_naive.py", "gemm_smem.py"}) {
+    auto r = RunExample(f, "", {{"M", 64}, {"N", 96}, {"K", 64}});
+    INFO(f << ": " << r.status().message());
+    REQUIRE(r.ok());
+    CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
+  }
+}
+
+TEST_CASE("MMA GEMM (mma.sync m16n8k16 bf16, cp.async pipeline)") {
+  auto r = RunExample("gemm_mma.py", "", {{"M", 128}, {"N", 256}, {"K", 96}}, {{"BM", "64"}});
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
+  auto r3 = RunExample("gemm_mma.py", "", {{"M", 128}, {"N", 128}, {"K", 128}}, {{"STAGES", "3"}});
+  REQUIRE(r3.ok());
+  CHECK(Worst(r3->t[2].data, Gemm(r3->t[0], r3->t[1]), 1e-3, 1e-3) <= 1);
+}
+
+TEST_CASE("MMA GEMM 128x128x128 runs fast") {
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = RunExample("gemm_mma.py", "", {{"M", 128}, {"N", 128}, {"K", 128}});
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  REQUIRE(r.ok());
+  WARN("gemm_mma 128^3: compile+run " << s << " s, interpreter " << r->stats.seconds << " s, "
+                                      << r->stats.instructions << " instructions");
+  CHECK(s < 5.0);
+  CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
+}
+
+TEST_CASE("MFMA GEMMs (gfx942, 64-lane waves)") {
+  auto r = RunExample("gemm_mfma.py", "gemm_mfma32", {{"M", 128}, {"N", 64}, {"K", 64}});
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
+  auto r16 = RunExample("gemm_mfma.py", "gemm_mfma16", {{"M", 64}, {"N", 128}, {"K", 64}});
+  INFO(r16.status().message());
+  REQUIRE(r16.ok());
+  CHECK(Worst(r16->t[2].data, Gemm(r16->t[0], r16->t[1]), 1e-6, std::ldexp(1.0, -8)) <= 1);
+}
+
+TEST_CASE("softmax") {
+  auto r = RunExample("softmax.py", "", {{"R", 5}, {"N", 300}});
+  REQUIRE(r.ok());
+  const HostTensor& X = r->t[0];
+  std::vector<double> ref(5 * 300);
+  for (int i = 0; i < 5; ++i) {
+    double m = -1e300, s = 0;
+    for (int j = 0; j < 300; ++j) m = std::max(m, X.At({i, j}));
+    for (int j = 0; j < 300; ++j) s += std::exp(X.At({i, j}) - m);
+    for (int j = 0; j < 300; ++j) ref[i * 300 + j] = std::exp(X.At({i, j}) - m) / s;
+  }
+  CHECK(Worst(r->t[1].data, ref, 1e-7, 1e-4) <= 1);
+}
+
+TEST_CASE("rmsnorm") {
+  auto r = RunExample("rmsnorm.py", "", {{"R", 7}, {"N", 200}});
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  const HostTensor &X = r->t[0], &W = r->t[1];
+  std::vector<double> ref(7 * 200);
+  for (int i = 0; i < 7; ++i) {
+    double ss = 0;
+    for (int j = 0; j < 200; ++j) ss += X.At({i, j}) * X.At({i, j});
+    double scale = 1.0 / std::sqrt(ss / 200 + 1e-6);
+    for (int j = 0; j < 200; ++j) ref[i * 200 + j] = X.At({i, j}) * scale * W.At({j});
+  }
+  CHECK(Worst(r->t[2].data, ref, 1e-6, std::ldexp(1.0, -7)) <= 1);
+}
+
+TEST_CASE("flash attention forward") {
+  for (const char* causal : {"False", "True"}) {
+    auto r = RunExample("flash_attention.py", "", {{"BH", 2}, {"S", 96}},
+                        {{"CAUSAL", causal}, {"BQ", "32"}, {"HD", "32"}});
+    INFO(r.status().message());
+    REQUIRE(r.ok());
+    const HostTensor &Q = r->t[0], &K = r->t[1], &V = r->t[2];
+    int S = 96, D = 32;
+    std::vector<double> ref(2 * S * D);
+    for (int h = 0; h < 2; ++h)
+      for (int i = 0; i < S; ++i) {
+        std::vector<double> s(S);
+        double m = -1e300, l = 0;
+        int n = std::string(causal) == "True" ? i + 1 : S;
+        for (int j = 0; j < n; ++j) {
+          double d = 0;
+          for (int x = 0; x < D; ++x) d += Q.At({h, i, x}) * K.At({h, j, x});
+          s[j] = d / std::sqrt(double(D));
+          m = std::max(m, s[j]);
+        }
+        for (int j = 0; j < n; ++j) l += std::exp(s[j] - m);
+        for (int x = 0; x < D; ++x) {
+          double o = 0;
+          for (int j = 0; j < n; ++j) o += std::exp(s[j] - m) / l * V.At({h, j, x});
+          ref[(h * S + i) * D + x] = o;
+        }
+      }
+    CHECK(Worst(r->t[3].data, ref, 1e-3, 1e-3) <= 1);
+  }
+}
+
+TEST_CASE("a pipeline that skips its wait reads stale shared memory") {
+  std::string text = ReadFile(ExamplePath("gemm_mma.py"));
+  size_t p = text.find("wait_group(STAGES - 2)");
+  REQUIRE(p != std::string::npos);
+  text.replace(p, std::string("wait_group(STAGES - 2)").size(), "pass");
+  auto r = RunText("nowait.py", text, "", {{"M", 128}, {"N", 128}, {"K", 64}});
+  REQUIRE(r.ok());
+  CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) > 1);
+}
+
+TEST_CASE("out-of-bounds accesses are reported with the thread") {
+  std::string text = ReadFile(ExamplePath("vector_add.py"));
+  size_t p = text.find("    if i < N:\n        Z[i]");
+  REQUIRE(p != std::string::npos);
+  text.replace(p, std::string("    if i < N:\n        Z[i]").size(), "    if True:\n        Z[i]");
+  auto r = RunText("oob.py", text, "", {{"N", 1000}});
+  REQUIRE(!r.ok());
+  std::string msg(r.status().message());
+  INFO(msg);
+  CHECK(msg.find("oob.py:9:16: error: ") == 0);
+  CHECK(msg.find("out-of-bounds access to X: index [1000] outside shape [1000]") !=
+        std::string::npos);
+  CHECK(msg.find("block (3,0,0), thread 232") != std::string::npos);
+}
+
+TEST_CASE("divergent barriers and collectives are errors") {
+  auto r = RunText(
+      "div.py",
+      "@kernel(threads=64)\ndef k(X: Tensor[f32, \"N\"]):\n    grid(1)\n    if thread_id() < 32:\n"
+      "        barrier()\n    X[thread_id()] = 1.0\n",
+      "", {{"N", 64}});
+  REQUIRE(!r.ok());
+  CHECK(std::string(r.status().message()).find("never reached by thread 32") != std::string::npos);
+  auto s = RunText("div2.py",
+                   "@kernel(threads=32)\ndef k(X: Tensor[f32, \"N\"]):\n    grid(1)\n    x = 1.0\n "
+                   "   if lane_id() < 16:\n"
+                   "        x = shfl_xor(x, 1)\n    else:\n        x = shfl_down(x, 1)\n    "
+                   "X[thread_id()] = x\n",
+                   "", {{"N", 32}});
+  REQUIRE(!s.ok());
+  CHECK(std::string(s.status().message()).find("divergent") != std::string::npos);
+}
+
+TEST_CASE("runaway loops hit the instruction budget") {
+  CheckOptions opt;
+  auto m =
+      Compile(std::make_shared<SourceFile>("loop.py",
+                                           "@kernel(threads=1)\ndef k():\n    grid(1)\n    x = 0\n"
+                                           "    while x >= 0:\n        x = (x + 1) % 7\n"),
+              opt);
+  REQUIRE(m.ok());
+  LaunchArgs la;
+  la.max_instructions = 1000000;
+  std::vector<HostTensor> ts;
+  absl::Status st = Run(*m, m->functions[0], la, &ts);
+  CHECK(std::string(st.message()).find("instruction budget") != std::string::npos);
+}
+
+TEST_CASE("warp shuffles and reductions") {
+  auto r = RunText(
+      "shfl.py",
+      "@kernel(threads=64)\ndef k(X: Tensor[f32, \"N\"], Y: Tensor[f32, \"N\", 4]):\n    grid(1)\n"
+      "    t = thread_id()\n    x = X[t]\n    Y[t, 0] = shfl_xor(x, 3)\n    Y[t, 1] = shfl_down(x, "
+      "5)\n"
+      "    Y[t, 2] = warp_reduce_max(x)\n    Y[t, 3] = block_reduce_sum(x)\n",
+      "", {{"N", 64}});
+  REQUIRE(r.ok());
+  const HostTensor &X = r->t[0], &Y = r->t[1];
+  double total = 0;
+  for (int t = 0; t < 64; ++t) total += X.data[t];
+  for (int t = 0; t < 64; ++t) {
+    int w = t / 32 * 32, l = t % 32;
+    CHECK(Y.At({t, 0}) == X.data[w + (l ^ 3)]);
+    CHECK(Y.At({t, 1}) == X.data[l + 5 < 32 ? t + 5 : t]);
+    double mx = -1e300;
+    for (int i = 0; i < 32; ++i) mx = std::max(mx, X.data[w + i]);
+    CHECK(Y.At({t, 2}) == mx);
+    CHECK(std::fabs(Y.At({t, 3}) - total) < 1e-4);
+  }
+}
+
+}  // namespace
+}  // namespace argus::dsl

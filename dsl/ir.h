@@ -1,0 +1,268 @@
+// dsl/ir.h: the tile IR — what the checker produces and the interpreter,
+// verifier and codegen consume.
+//
+// A Module holds device Functions and kernel Functions. A Function owns a table
+// of Vars (typed, named, mutable per-thread registers: scalars, views,
+// fragments) and a structured body: a Block is a list of Ops; kFor / kIf /
+// kWhile own nested Blocks, so control flow is always structured. Each Op
+// names its result Var (or -1) and operand Vars by index into Function::vars,
+// and carries its source location. Compile-time constants are folded before
+// the IR is built: only kConst ops hold literal values; shapes, thread
+// layouts, shared-memory layouts and swizzles are attributes.
+//
+// Views (Type::kView) are windows onto memory: memory space, dtype, shape
+// (static extents, or -1 where only known at run time) — their strides and
+// offset are run-time values derived through kTile/kIndex/kSlice/... from a
+// kernel parameter, a kAllocShared or a kAllocLocal, whose layouts are fully
+// described by attributes (TensorParam::shape/stride, Op::layout).
+//
+// The textual dump (Dump) is stable: golden tests compare it.
+//
+// Thread safety: plain data; immutable once built, then safe to share.
+#ifndef ARGUS_DSL_IR_H_
+#define ARGUS_DSL_IR_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dsl/mma.h"
+#include "dsl/source.h"
+#include "dsl/types.h"
+
+namespace argus::dsl::ir {
+
+// ---- Types ------------------------------------------------------------------
+
+enum class TypeKind : uint8_t { kVoid, kScalar, kView, kFragment };
+
+struct FragType {
+  const MmaInfo* mma = nullptr;
+  FragRole role = FragRole::kAcc;
+  int rows = 0, cols = 0;  // the logical tile this fragment holds
+  int bm = 0, bn = 0;      // the accumulator tile it belongs to
+  int wm = 1, wn = 1;      // warps
+  FragGeom Geom() const;
+};
+
+struct Type {
+  TypeKind kind = TypeKind::kVoid;
+  DType dtype = DType::kI32;     // scalar type / element type
+  Space space = Space::kGlobal;  // kView
+  std::vector<int64_t> shape;    // kView: extents, -1 = dynamic
+  FragType frag;                 // kFragment
+
+  static Type Void() { return Type{}; }
+  static Type Scalar(DType t) {
+    Type ty;
+    ty.kind = TypeKind::kScalar;
+    ty.dtype = t;
+    return ty;
+  }
+  static Type View(Space s, DType t, std::vector<int64_t> shape) {
+    Type ty;
+    ty.kind = TypeKind::kView;
+    ty.space = s;
+    ty.dtype = t;
+    ty.shape = std::move(shape);
+    return ty;
+  }
+  bool is_scalar() const { return kind == TypeKind::kScalar; }
+  bool is_view() const { return kind == TypeKind::kView; }
+  bool is_frag() const { return kind == TypeKind::kFragment; }
+  int rank() const { return static_cast<int>(shape.size()); }
+  bool operator==(const Type& o) const;
+  std::string ToString() const;
+};
+
+// ---- Layouts ----------------------------------------------------------------
+
+// A CuTe-style layout of static shape:stride (in elements), with an optional
+// swizzle on the resulting offset. Used for shared buffers, local arrays and
+// thread layouts (where stride is row-major and `vec` elements per thread).
+struct Layout {
+  std::vector<int64_t> shape;
+  std::vector<int64_t> stride;
+  Swizzle swizzle;
+  int64_t vec = 1;         // thread layouts only
+  int64_t Size() const;    // product of shape
+  int64_t Cosize() const;  // 1 + max offset
+  std::string ToString() const;
+};
+
+// A symbolic extent or stride of a global tensor: coeff * prod(dims[syms]).
+struct SymInt {
+  int64_t coeff = 1;
+  std::vector<int> syms;  // indices into Function::dims
+};
+
+// ---- Ops --------------------------------------------------------------------
+
+enum class OpCode : uint8_t {
+  // Scalars. result: scalar.
+  kConst,    // ints[0] (int types/bool) or fval (floats)
+  kMov,      // operands: [src]; result may be any type (copies views/fragments too)
+  kBinary,   // sub: BinOp; operands [a, b]; both of the result's dtype
+  kUnary,    // sub: UnaryOp; operands [a]
+  kCompare,  // sub: CmpOp; operands [a, b] (same dtype); result bool
+  kSelect,   // operands [cond, a, b]
+  kCast,     // operands [a]; result dtype
+  kMath,     // sub: MathOp; operands [a] (or [a, b] for min/max)
+  kSpecial,  // sub: SpecialOp (thread_id, block_id(ints[0]), ...)
+  // Views and memory.
+  kAllocShared,  // layout; result view
+  kAllocLocal,   // layout; result view
+  kTile,         // operands [src, coord...]; ints: tile shape
+  kIndex,        // operands [src, i]; ints[0]: dim dropped
+  kSlice,        // operands [src, lo, hi]; ints[0]: dim, ints[1]: step
+  kTranspose,    // operands [src] (rank 2)
+  kReshape,      // operands [src]; ints: new shape
+  kExtent,       // operands [view]; ints[0]: dim; result i32
+  kLoad,         // operands [view, idx...]; result scalar of view dtype
+  kStore,        // operands [view, value, idx...]
+  kBufferLoad,   // like kLoad, out-of-bounds reads give 0 (AMD buffer_load)
+  kCopy,         // operands [src, dst]; layout: thread layout; ints[0]: 1 = async
+                 // name: "copy" | "copy_async" | "cp_async"
+  kCommitGroup,
+  kWaitGroup,  // ints[0]: groups allowed in flight
+  // Fragments.
+  kFragment,       // result: zeroed accumulator; name: mma kind
+  kLoadFragment,   // operands [src, acc]; result fragment (role A/B); name:
+                   // "load_fragment"|"ldmatrix"
+  kMma,            // operands [acc, a, b]; acc += a @ b; name: op spelling
+  kStoreFragment,  // operands [acc, dst]
+  // Warp and block collectives.
+  kShfl,         // sub: ShflKind; operands [x, arg]
+  kWarpReduce,   // sub: ReduceKind; operands [x]
+  kBlockReduce,  // sub: ReduceKind; operands [x]
+  kBarrier,
+  kHint,  // name: s_waitcnt | sched_group_barrier | s_setprio; ints: args
+          // (s_waitcnt: [vmcnt, lgkmcnt], -1 = not given)
+  // Tags (checked by the verifier; no-ops at run time). The lambda is
+  // regions[0] with params `region_params`, ending in a kYield.
+  kTag,          // operands [buf]; name: tag name; yield [value]
+  kAssertTag,    // operands [x]; name: "" (data tag: yield coords of tensor
+                 // param ints[0]) or custom tag name (yield [value])
+  kAssertTagEq,  // operands [a, b]
+  kResetTags,    // operands [buf]
+  kYield,        // operands: the lambda's results
+  // Calls.
+  kCall,    // name: callee; ints[0]: function index; operands: args
+  kReturn,  // operands: [] or [value]
+  // Structured control flow.
+  kFor,    // result: induction var; operands [lo, hi]; ints[0]: step; regions[0]: body
+  kIf,     // operands [cond]; regions[0]: then, regions[1]: else
+  kWhile,  // regions[0]: cond block, operands[0]: its bool var; regions[1]: body
+};
+
+enum class BinOp : uint8_t {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kFloorDiv,
+  kMod,
+  kShl,
+  kShr,
+  kAnd,
+  kOr,
+  kXor,
+  kMin,
+  kMax
+};
+enum class UnaryOp : uint8_t { kNeg, kNot, kBitNot };
+enum class CmpOp : uint8_t { kLt, kLe, kGt, kGe, kEq, kNe };
+enum class MathOp : uint8_t { kExp, kExp2, kLog, kSqrt, kRsqrt, kAbs };
+enum class SpecialOp : uint8_t { kThreadId, kBlockId, kGridDim, kWarpId, kLaneId, kWarpSize };
+enum class ShflKind : uint8_t { kXor, kDown, kIdx };
+enum class ReduceKind : uint8_t { kSum, kMax };
+
+const char* OpCodeName(OpCode c);
+
+struct Op;
+using Block = std::vector<Op>;
+
+struct Op {
+  OpCode code;
+  uint8_t sub = 0;
+  Loc loc;
+  int result = -1;
+  std::vector<int> operands;
+  std::vector<int64_t> ints;
+  double fval = 0;
+  std::string name;
+  Layout layout;
+  std::vector<int> region_params;
+  std::vector<Block> regions;
+};
+
+// ---- Functions and modules ---------------------------------------------------
+
+struct Var {
+  std::string name;  // source name, or "" for temporaries
+  Type type;
+};
+
+struct TensorParam {
+  std::string name;
+  int var;  // the view var bound at entry
+  DType dtype;
+  std::vector<SymInt> shape;
+  std::vector<SymInt> stride;
+};
+
+struct ScalarParam {
+  std::string name;
+  int var;
+  DType dtype;
+};
+
+struct ConstParam {
+  std::string name;
+  bool is_float = false;
+  int64_t ival = 0;
+  double fval = 0;
+  bool overridden = false;
+};
+
+struct Function {
+  std::string name;
+  bool is_kernel = false;
+  Loc loc;
+  std::vector<Var> vars;
+  // Kernels.
+  int threads = 0;
+  std::string arch;
+  int warp_size = 32;
+  std::vector<std::string> dims;  // symbolic dims in order of appearance
+  std::vector<int> dim_vars;      // their i32 vars, bound at entry
+  std::vector<TensorParam> tensors;
+  std::vector<ScalarParam> scalars;
+  std::vector<ConstParam> consts;
+  Block launch;           // host-side ops computing the grid
+  std::vector<int> grid;  // vars (computed by `launch`), 1-3 entries
+  // Device functions.
+  std::vector<int> params;  // scalar param vars
+  Type ret;                 // kVoid or a scalar
+  Block body;
+
+  int AddVar(std::string name, Type type) {
+    vars.push_back(Var{std::move(name), std::move(type)});
+    return static_cast<int>(vars.size()) - 1;
+  }
+};
+
+struct Module {
+  std::shared_ptr<const SourceFile> source;
+  std::vector<Function> functions;  // device functions precede their callers
+  const Function* Find(const std::string& name) const;
+};
+
+// The stable textual form.
+std::string Dump(const Function& f);
+std::string Dump(const Module& m);
+
+}  // namespace argus::dsl::ir
+
+#endif  // ARGUS_DSL_IR_H_

@@ -1,0 +1,66 @@
+// dsl/mma.h: the MMA instructions the DSL exposes and their per-lane layouts.
+//
+// For each instruction: its shape (M x N x K), operand and accumulator types,
+// the warp size it runs on, and the exact hardware mapping of (lane, register
+// element) to matrix coordinates for A (M x K), B (K x N) and C/D (M x N):
+//   NVIDIA mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}: PTX ISA,
+//     "Matrix Fragments for mma.m16n8k16 with floating point type".
+//   AMD v_mfma_f32_32x32x8bf16_1k / v_mfma_f32_16x16x16bf16_1k (CDNA3).
+// FragGeom spreads a block-level fragment tile over warps and instruction
+// tiles; the interpreter, the verifier and codegen all use these functions,
+// so they agree on which lane holds which element.
+//
+// Thread safety: immutable tables and pure functions.
+#ifndef ARGUS_DSL_MMA_H_
+#define ARGUS_DSL_MMA_H_
+
+#include <string_view>
+
+#include "dsl/types.h"
+
+namespace argus::dsl {
+
+struct MmaInfo {
+  const char* name;  // DSL spelling, e.g. "mma_sync_m16n8k16_bf16"
+  const char* arch;  // "sm_90a" or "gfx942"
+  int m, n, k;
+  DType ab;                    // A and B element type
+  DType acc;                   // accumulator type
+  int warp_size;               // lanes that execute one instruction
+  int regs_a, regs_b, regs_c;  // elements per lane
+  // Coordinates of lane `lane`'s element `r`.
+  void (*a_coord)(int lane, int r, int* row, int* col);  // row in M, col in K
+  void (*b_coord)(int lane, int r, int* row, int* col);  // row in K, col in N
+  void (*c_coord)(int lane, int r, int* row, int* col);  // row in M, col in N
+};
+
+// nullptr if `name` is not an instruction.
+const MmaInfo* FindMma(std::string_view name);
+// All instructions, for listing in diagnostics.
+const MmaInfo* AllMmas(int* count);
+
+enum class FragRole : uint8_t { kAcc, kA, kB };
+const char* FragRoleName(FragRole r);
+
+// A block-level fragment: logical tile rows x cols of `role`, for accumulator
+// tile bm x bn spread over warps wm x wn (warp w owns (w / wn, w % wn)).
+struct FragGeom {
+  const MmaInfo* mma = nullptr;
+  FragRole role = FragRole::kAcc;
+  int bm = 0, bn = 0, bk = 0;  // bk: K extent (A and B fragments)
+  int wm = 1, wn = 1;
+  int TilesM() const { return bm / wm / mma->m; }
+  int TilesN() const { return bn / wn / mma->n; }
+  int TilesK() const { return bk / mma->k; }
+  int Rows() const { return role == FragRole::kB ? bk : bm; }
+  int Cols() const { return role == FragRole::kA ? bk : bn; }
+  // Elements held by each lane.
+  int PerLane() const;
+  // Logical (row, col) within the block tile of lane-element `e` held by the
+  // lane `lane` of warp `warp`.
+  void Coord(int warp, int lane, int e, int* row, int* col) const;
+};
+
+}  // namespace argus::dsl
+
+#endif  // ARGUS_DSL_MMA_H_

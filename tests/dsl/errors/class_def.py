@@ -1,0 +1,3 @@
+# expect: 2:1: error: class definition is not in the DSL subset
+class Foo:
+    pass

@@ -1,0 +1,5 @@
+# expect: 5:17: error: '**' (power) is not in the DSL subset
+@kernel(threads=64)
+def k(A: Tensor[f32, "M", "K"], B: Tensor[bf16, "K", "N"], BM: const = 32):
+    grid(cdiv(M, BM))
+    x = A[0, 0] ** 2

@@ -1,0 +1,8 @@
+# expect: 5:5: error: try statement is not in the DSL subset
+@kernel(threads=64)
+def k(A: Tensor[f32, "M", "K"], B: Tensor[bf16, "K", "N"], BM: const = 32):
+    grid(cdiv(M, BM))
+    try:
+        pass
+    except:
+        pass

@@ -1,0 +1,5 @@
+# expect: 5:9: error: unterminated string literal
+@kernel(threads=64)
+def k(A: Tensor[f32, "M", "K"], B: Tensor[bf16, "K", "N"], BM: const = 32):
+    grid(cdiv(M, BM))
+    x = "abc
