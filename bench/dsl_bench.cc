@@ -36,9 +36,8 @@ std::string BigKernel(int* lines_out) {
   int lines = 9;
   for (int i = 0; lines < 300; ++i) {
     std::string k = "k" + std::to_string(i);
-    src += "    for " + k + " in range(cdiv(K, BK)):\n" +
-           "        copy(A.tile((BM, BK), (bm, " + k + ")), sA, tl)\n" +
-           "        barrier()\n" +
+    src += "    for " + k + " in range(cdiv(K, BK)):\n" + "        copy(A.tile((BM, BK), (bm, " +
+           k + ")), sA, tl)\n" + "        barrier()\n" +
            "        a = load_fragment(sA, acc, operand=\"A\")\n" +
            "        assert_tag(a, lambda i, j: A(bm * BM + i, " + k + " * BK + j))\n" +
            "        if thread_id() % 3 == 1 and x < 2.0:\n" +
