@@ -67,9 +67,12 @@ absl::Status Planner::Validate(const v1::JobSpec& spec) const {
     return absl::InvalidArgumentError(
         absl::StrCat("target '", spec.target(), "' (auto, interp, sm_90a, gfx942)"));
   }
-  if (!spec.policy().empty() && spec.policy() != "builtin") {
+  if (!spec.policy().empty() && spec.policy() != "builtin" && spec.policy() != "llm") {
     return absl::InvalidArgumentError(
-        absl::StrCat("policy '", spec.policy(), "' is not available (builtin)"));
+        absl::StrCat("policy '", spec.policy(), "' is not available (builtin, llm)"));
+  }
+  if (spec.policy() == "llm" && spec.llm_endpoint().empty() && options_.llm.endpoint.empty()) {
+    return absl::InvalidArgumentError("policy llm needs an endpoint (--llm-endpoint)");
   }
   if (spec.max_candidates() < 0 || spec.max_candidates() > options_.max_candidates_limit) {
     return absl::InvalidArgumentError(
@@ -153,7 +156,7 @@ std::vector<Config> Planner::Retrieve(const Problem& p, const std::string& targe
     if (!rows.ok()) continue;
     for (const auto& row : *rows) {
       auto s = StepFromRow(row);
-      if (s && s->outcome == "ok") hits.push_back({dist, s->ratio, s->config});
+      if (s && s->outcome == "ok" && s->action != "llm") hits.push_back({dist, s->ratio, s->config});
     }
   }
   std::stable_sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) {
@@ -207,7 +210,15 @@ absl::Status Planner::RunJob(const std::string& job_id) {
   std::map<std::string, Instance> instances;  // candidate id -> instance, for diffs
   std::vector<Config> warm;
   if (options_.use_memory) warm = Retrieve(p, target, job_id, 4);
-  BuiltinPolicy policy(&kb_, p, templates, warm);
+  std::unique_ptr<Policy> policy = std::make_unique<BuiltinPolicy>(&kb_, p, templates, warm);
+  std::string policy_name = "builtin";
+  if (job.spec().policy() == "llm") {
+    LlmOptions llm = options_.llm;
+    if (!job.spec().llm_endpoint().empty()) llm.endpoint = job.spec().llm_endpoint();
+    if (!job.spec().llm_model().empty()) llm.model = job.spec().llm_model();
+    policy = std::make_unique<LlmPolicy>(llm, &kb_, p, target, templates, std::move(policy));
+    policy_name = "llm";
+  }
 
   auto summary = [&](bool final) {
     int verified = 0, rejected = 0, ok = 0;
@@ -227,7 +238,7 @@ absl::Status Planner::RunJob(const std::string& job_id) {
     }
     json out = {{"problem", ToJson(p)},
                 {"target", target},
-                {"policy", "builtin"},
+                {"policy", policy_name},
                 {"baseline_name", BaselineName(p, target)},
                 {"flops", Flops(p)},
                 {"bytes", Bytes(p)},
@@ -246,6 +257,7 @@ absl::Status Planner::RunJob(const std::string& job_id) {
     if (best) {
       const kb::Template* t = kb_.FindTemplate(best->config.template_id);
       auto inst = Instantiate(*t, best->config, p);
+      if (auto it = instances.find(best->candidate_id); it != instances.end()) inst = it->second;
       out["best"] = {{"candidate_id", best->candidate_id},
                      {"step", best->step},
                      {"config", best->config.ToJson()},
@@ -264,11 +276,23 @@ absl::Status Planner::RunJob(const std::string& job_id) {
   while (static_cast<int>(trajectory.size()) < max_candidates && !stopping_.load()) {
     ASSIGN_OR_RETURN(v1::Job now, store_->GetJob(job_id, false));
     if (Finished(now.state())) return absl::OkStatus();  // cancelled or overdue
-    std::optional<Proposal> prop = policy.Next(trajectory);
+    std::optional<Proposal> prop = policy->Next(trajectory);
     if (!prop) break;
     const kb::Template* tmpl = kb_.FindTemplate(prop->config.template_id);
+    if (!tmpl) break;
     auto inst = Instantiate(*tmpl, prop->config, p);
     if (!inst.ok()) break;  // the policy only proposes valid configs
+    if (!prop->source.empty()) {
+      // A kernel written by the policy: its own source and knob defaults, the
+      // template's dims and the shape/option constants it still declares.
+      inst->source = prop->source;
+      inst->kernel = prop->kernel;
+      for (auto it = inst->constants.begin(); it != inst->constants.end();) {
+        bool declared = inst->source.find(it->first + ": const") != std::string::npos &&
+                        !tmpl->FindKnob(it->first);
+        it = declared ? std::next(it) : inst->constants.erase(it);
+      }
+    }
     Step step;
     step.step = trajectory.empty() ? 0 : trajectory.back().step + 1;
     step.candidate_id = server::NewId("c");
@@ -332,6 +356,7 @@ absl::Status Planner::RunJob(const std::string& job_id) {
                    {"verifier", report.ToJson()},
                    {"outcome", outcome},
                    {"reward", {{"outcome", step.ratio}, {"process", process_reward}}}};
+    if (!prop->source.empty()) detail["source"] = inst->source;
     RETURN_IF_ERROR(store_->AddCandidate(
         step.candidate_id, job_id, step.parent_id, inst->source,
         json({{"config", step.config.ToJson()}, {"constants", inst->constants}}).dump(), NowMs()));

@@ -37,6 +37,7 @@
 #include "kb/kb.h"
 #include "planner/candidate.h"
 #include "planner/gate.h"
+#include "planner/llm_policy.h"
 #include "server/store.h"
 
 namespace argus::planner {
@@ -47,6 +48,7 @@ struct PlannerOptions {
   int max_candidates_limit = 1000;
   int64_t task_timeout_ms = 10 * 60'000;
   bool use_memory = true;
+  LlmOptions llm;  // defaults for jobs with policy "llm" (the spec may name endpoint and model)
 };
 
 class Planner {

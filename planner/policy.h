@@ -48,6 +48,10 @@ struct Proposal {
   std::string technique;
   std::string parent_id;
   std::string why;
+  // A kernel written from scratch (LLM policy): its source and kernel name
+  // replace the template's; launch dims and shape constants still come from
+  // config.template_id.
+  std::string source, kernel;
 };
 
 class Policy {
