@@ -94,10 +94,14 @@ class Parser {
     ASSIGN_OR_RETURN(int64_t v, Unary());
     while (true) {
       char op = 0;
-      if (Eat("*")) op = '*';
-      else if (Eat("/")) op = '/';
-      else if (Eat("%")) op = '%';
-      else return v;
+      if (Eat("*"))
+        op = '*';
+      else if (Eat("/"))
+        op = '/';
+      else if (Eat("%"))
+        op = '%';
+      else
+        return v;
       ASSIGN_OR_RETURN(int64_t r, Unary());
       if (op == '*') {
         v *= r;
@@ -133,7 +137,8 @@ class Parser {
       }
       return v;
     }
-    if (pos_ < s_.size() && (std::isalpha(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_')) {
+    if (pos_ < s_.size() &&
+        (std::isalpha(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_')) {
       size_t start = pos_;
       while (pos_ < s_.size() &&
              (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_')) {
@@ -190,8 +195,8 @@ absl::StatusOr<std::string> Substitute(const std::string& text,
     std::string name = text.substr(p + 2, e - p - 2);
     auto it = vars.find(name);
     if (it == vars.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("template placeholder ${", name,
-                                                     "} has no value for this problem"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("template placeholder ${", name, "} has no value for this problem"));
     }
     out.append(text, pos, p - pos);
     out += it->second;

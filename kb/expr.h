@@ -21,7 +21,8 @@
 namespace argus::kb {
 
 // Evaluates `expr` with the names bound by `env`; an unbound name is an error.
-absl::StatusOr<int64_t> EvalExpr(const std::string& expr, const std::map<std::string, int64_t>& env);
+absl::StatusOr<int64_t> EvalExpr(const std::string& expr,
+                                 const std::map<std::string, int64_t>& env);
 
 // The names `expr` uses, or a syntax error.
 absl::StatusOr<std::set<std::string>> ExprNames(const std::string& expr);

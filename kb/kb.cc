@@ -86,7 +86,8 @@ absl::StatusOr<json> ReadJson(const fs::path& p) {
   ASSIGN_OR_RETURN(std::string text, ReadText(p));
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(p.string(), ": not JSON"));
-  if (!j.is_object()) return absl::InvalidArgumentError(absl::StrCat(p.string(), ": not an object"));
+  if (!j.is_object())
+    return absl::InvalidArgumentError(absl::StrCat(p.string(), ": not an object"));
   return j;
 }
 
@@ -134,10 +135,9 @@ absl::Status CheckExpr(const Fields& f, const std::string& key, const std::strin
 absl::StatusOr<Template> ParseTemplate(const fs::path& p) {
   ASSIGN_OR_RETURN(json j, ReadJson(p));
   Fields f(j, p.filename().string());
-  RETURN_IF_ERROR(CheckKeys(f, {"id", "family", "kernel", "source", "summary", "baseline",
-                                "dtypes", "targets", "techniques", "knobs", "dims",
-                                "shape_constants", "option_constants", "requires",
-                                "invariants"}));
+  RETURN_IF_ERROR(CheckKeys(f, {"id", "family", "kernel", "source", "summary", "baseline", "dtypes",
+                                "targets", "techniques", "knobs", "dims", "shape_constants",
+                                "option_constants", "requires", "invariants"}));
   Template t;
   ASSIGN_OR_RETURN(t.id, f.Str("id"));
   ASSIGN_OR_RETURN(t.family, f.Str("family"));
@@ -165,7 +165,8 @@ absl::StatusOr<Template> ParseTemplate(const fs::path& p) {
   for (const auto& d : t.targets) {
     if (!kTargets.count(d)) return f.Bad("targets", absl::StrCat("has unknown target '", d, "'"));
   }
-  if (t.dtypes.empty() || t.targets.empty()) return f.Bad("dtypes", "and targets must not be empty");
+  if (t.dtypes.empty() || t.targets.empty())
+    return f.Bad("dtypes", "and targets must not be empty");
   if (t.dims.empty()) return f.Bad("dims", "must map every kernel dim to a shape expression");
   for (const auto& [k, e] : t.dims) RETURN_IF_ERROR(CheckExpr(f, "dims", e));
   for (const auto& [k, e] : t.shape_constants) RETURN_IF_ERROR(CheckExpr(f, "shape_constants", e));
@@ -182,7 +183,8 @@ absl::StatusOr<Template> ParseTemplate(const fs::path& p) {
     Knob knob;
     knob.name = name;
     for (const auto& v : k["values"]) {
-      if (!v.is_number_integer()) return f.Bad("knobs", absl::StrCat(where, ": values must be ints"));
+      if (!v.is_number_integer())
+        return f.Bad("knobs", absl::StrCat(where, ": values must be ints"));
       knob.values.push_back(v.get<int64_t>());
     }
     if (knob.values.empty() || !std::is_sorted(knob.values.begin(), knob.values.end()) ||
@@ -217,7 +219,8 @@ absl::StatusOr<std::vector<T>> LoadAll(const fs::path& dir,
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     if (e.path().extension() == ".json") files.push_back(e.path());
   }
-  if (ec) return absl::NotFoundError(absl::StrCat("cannot list ", dir.string(), ": ", ec.message()));
+  if (ec)
+    return absl::NotFoundError(absl::StrCat("cannot list ", dir.string(), ": ", ec.message()));
   std::sort(files.begin(), files.end());
   std::vector<T> out;
   for (const auto& p : files) {
@@ -243,7 +246,8 @@ const Knob* Template::FindKnob(const std::string& name) const {
 
 absl::StatusOr<Kb> Kb::Load(const std::string& dir) {
   Kb kb;
-  ASSIGN_OR_RETURN(kb.techniques_, LoadAll<Technique>(fs::path(dir) / "techniques", ParseTechnique));
+  ASSIGN_OR_RETURN(kb.techniques_,
+                   LoadAll<Technique>(fs::path(dir) / "techniques", ParseTechnique));
   ASSIGN_OR_RETURN(kb.templates_, LoadAll<Template>(fs::path(dir) / "templates", ParseTemplate));
   std::set<std::string> ids;
   for (const auto& t : kb.techniques_) {

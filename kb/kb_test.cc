@@ -34,9 +34,9 @@ TEST_CASE("the shipped KB loads and every entry is well formed", "[kb]") {
   auto kb = Kb::Load(DefaultKbDir());
   REQUIRE(kb.ok());
   // The techniques the issue names are all present.
-  for (const char* id : {"tiling", "smem_staging", "vectorized_copy", "async_copy", "swizzle",
-                         "pipelining", "warp_specialization", "split_k", "rasterization",
-                         "mma_selection", "scheduling"}) {
+  for (const char* id :
+       {"tiling", "smem_staging", "vectorized_copy", "async_copy", "swizzle", "pipelining",
+        "warp_specialization", "split_k", "rasterization", "mma_selection", "scheduling"}) {
     INFO(id);
     const Technique* t = kb->FindTechnique(id);
     REQUIRE(t != nullptr);
@@ -80,16 +80,19 @@ std::string NaiveJson(const std::string& knobs, const std::string& extra = "") {
     "source": "gemm_naive.py", "summary": "s", "baseline": true, "dtypes": ["f32"],
     "targets": ["interp"], "techniques": ["tiling"], "knobs": )" +
          knobs + R"(, "dims": {"M": "M", "N": "N", "K": "K"}, "requires": [],
-    "invariants": ["x"])" + extra + "}";
+    "invariants": ["x"])" +
+         extra + "}";
 }
 
 TEST_CASE("bad KB entries are rejected with the file and field", "[kb]") {
   CHECK(Kb::Load(BadKb("ok", NaiveJson(R"({"T": {"values": [8, 16], "default": 16}})"))).ok());
-  auto bad_default = Kb::Load(BadKb("def", NaiveJson(R"({"T": {"values": [8, 16], "default": 12}})")));
+  auto bad_default =
+      Kb::Load(BadKb("def", NaiveJson(R"({"T": {"values": [8, 16], "default": 12}})")));
   REQUIRE(!bad_default.ok());
   CHECK(std::string(bad_default.status().message()).find("gemm_naive.json") != std::string::npos);
   CHECK(std::string(bad_default.status().message()).find("default 12") != std::string::npos);
-  CHECK(!Kb::Load(BadKb("unsorted", NaiveJson(R"({"T": {"values": [16, 8], "default": 16}})"))).ok());
+  CHECK(
+      !Kb::Load(BadKb("unsorted", NaiveJson(R"({"T": {"values": [16, 8], "default": 16}})"))).ok());
   CHECK(!Kb::Load(BadKb("noknob", NaiveJson(R"({"Q": {"values": [1], "default": 1}})"))).ok());
   CHECK(!Kb::Load(BadKb("extra", NaiveJson("{}", R"(, "colour": "red")"))).ok());
   CHECK(!Kb::Load(BadKb("expr", NaiveJson("{}", R"(, "shape_constants": {"G": "H /"})"))).ok());

@@ -96,11 +96,14 @@ nlohmann::json Payload(const Instance& candidate, const Instance& baseline, cons
 
 std::string Diff(const Instance* parent, const Instance& child) {
   std::string out;
-  std::map<std::string, int64_t> before = parent ? parent->constants : std::map<std::string, int64_t>{};
+  std::map<std::string, int64_t> before =
+      parent ? parent->constants : std::map<std::string, int64_t>{};
   for (const auto& [k, v] : child.constants) {
     auto it = before.find(k);
-    if (it == before.end()) absl::StrAppend(&out, "const ", k, " = ", v, "\n");
-    else if (it->second != v) absl::StrAppend(&out, "const ", k, ": ", it->second, " -> ", v, "\n");
+    if (it == before.end())
+      absl::StrAppend(&out, "const ", k, " = ", v, "\n");
+    else if (it->second != v)
+      absl::StrAppend(&out, "const ", k, ": ", it->second, " -> ", v, "\n");
   }
   if (!parent) return absl::StrCat(out, "(new kernel ", child.kernel, ")\n");
   std::vector<std::string> a = absl::StrSplit(parent->source, '\n');

@@ -42,7 +42,8 @@ TEST_CASE("shapes parse positionally or by name; bad problems are refused", "[pl
   CHECK(!MakeProblem("gemm", {{"M", 64}, {"N", 64}, {"K", 64}}, "f64", {}).ok());
   CHECK(!MakeProblem("gemm", {{"M", 64}, {"N", 64}, {"K", 0}}, "bf16", {}).ok());
   CHECK(!MakeProblem("gemm", {{"M", 64}, {"N", 64}, {"K", 64}}, "bf16", {{"trans_c", "1"}}).ok());
-  CHECK(!MakeProblem("attention", {{"B", 1}, {"H", 6}, {"HKV", 4}, {"S", 64}, {"D", 64}}, "", {}).ok());
+  CHECK(!MakeProblem("attention", {{"B", 1}, {"H", 6}, {"HKV", 4}, {"S", 64}, {"D", 64}}, "", {})
+             .ok());
   auto g = MakeProblem("gemm", {{"M", 4096}, {"N", 4096}, {"K", 4096}}, "bf16", {});
   REQUIRE(g.ok());
   CHECK(Flops(*g) == Approx(2.0 * 4096 * 4096 * 4096));

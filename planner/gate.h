@@ -20,8 +20,8 @@ namespace argus::planner {
 
 struct GateReport {
   bool passed = false;
-  std::string gate;            // which gate produced it
-  nlohmann::json violations;   // [{kind, message}]
+  std::string gate;           // which gate produced it
+  nlohmann::json violations;  // [{kind, message}]
   nlohmann::json ToJson() const;
 };
 

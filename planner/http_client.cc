@@ -79,9 +79,10 @@ absl::StatusOr<HttpResponse> PostJson(const std::string& url, const std::string&
   if (err != 0) {
     return absl::UnavailableError(absl::StrCat("LLM endpoint ", hostport, ": connection refused"));
   }
-  std::string req = absl::StrCat("POST ", path, " HTTP/1.1\r\nHost: ", hostport,
-                                 "\r\nContent-Type: application/json\r\nContent-Length: ",
-                                 body.size(), "\r\nConnection: close\r\n");
+  std::string req =
+      absl::StrCat("POST ", path, " HTTP/1.1\r\nHost: ", hostport,
+                   "\r\nContent-Type: application/json\r\nContent-Length: ", body.size(),
+                   "\r\nConnection: close\r\n");
   if (!bearer_token.empty()) absl::StrAppend(&req, "Authorization: Bearer ", bearer_token, "\r\n");
   absl::StrAppend(&req, "\r\n", body);
   for (size_t sent = 0; sent < req.size();) {

@@ -97,12 +97,15 @@ absl::StatusOr<std::string> RunCandidateInInterpreter(const std::string& payload
     return absl::InvalidArgumentError("candidate payload is not a JSON object");
   }
   ASSIGN_OR_RETURN(Kernel cand, ReadKernel(payload, "candidate"));
-  if (!payload.contains("baseline")) return absl::InvalidArgumentError("candidate payload: no baseline");
+  if (!payload.contains("baseline"))
+    return absl::InvalidArgumentError("candidate payload: no baseline");
   ASSIGN_OR_RETURN(Kernel base, ReadKernel(payload["baseline"], "baseline"));
-  if (!payload.contains("problem")) return absl::InvalidArgumentError("candidate payload: no problem");
+  if (!payload.contains("problem"))
+    return absl::InvalidArgumentError("candidate payload: no problem");
   ASSIGN_OR_RETURN(Problem p, FromJson(payload["problem"]));
 
-  json result = {{"backend", "interp"}, {"unit", "interp_instructions"},
+  json result = {{"backend", "interp"},
+                 {"unit", "interp_instructions"},
                  {"baseline_name", "interp:" + base.kernel}};
   RunOutcome c = RunKernel(cand, p);
   if (c.outcome != "ok") {
@@ -140,8 +143,8 @@ absl::StatusOr<std::string> RunCandidateInInterpreter(const std::string& payload
       double err = std::fabs(g - e);
       if (!(err <= tol.atol + tol.rtol * std::fabs(e))) {  // NaN fails too
         result["outcome"] = "wrong";
-        result["message"] = absl::StrCat(w.name, idx.size() ? "" : "", " mismatch: got ", g,
-                                         " want ", e);
+        result["message"] =
+            absl::StrCat(w.name, idx.size() ? "" : "", " mismatch: got ", g, " want ", e);
         result["counterexample"] = {{"tensor", w.name}, {"index", idx}, {"got", g}, {"want", e}};
         return result.dump();
       }
@@ -157,7 +160,8 @@ absl::StatusOr<std::string> RunCandidateInInterpreter(const std::string& payload
   result["outcome"] = "ok";
   result["time"] = c.instructions;
   result["baseline_time"] = b.instructions;
-  result["ratio"] = static_cast<double>(b.instructions) / static_cast<double>(std::max<int64_t>(1, c.instructions));
+  result["ratio"] = static_cast<double>(b.instructions) /
+                    static_cast<double>(std::max<int64_t>(1, c.instructions));
   result["max_abs_error"] = max_err;
   result["seconds"] = c.seconds;
   return result.dump();

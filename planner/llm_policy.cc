@@ -31,7 +31,8 @@ uint64_t Fnv(const std::string& s) {
 
 absl::StatusOr<std::pair<std::string, std::string>> ExtractKernel(const std::string& reply) {
   size_t open = reply.find("```");
-  if (open == std::string::npos) return absl::InvalidArgumentError("the reply has no ``` code block");
+  if (open == std::string::npos)
+    return absl::InvalidArgumentError("the reply has no ``` code block");
   size_t start = reply.find('\n', open);
   if (start == std::string::npos) return absl::InvalidArgumentError("the code block is empty");
   size_t close = reply.find("```", start);
@@ -82,26 +83,27 @@ std::string LlmPolicy::Prompt(const std::vector<Step>& t) const {
     }
   }
   if (base) {
-    auto inst = Instantiate(*base, best && best->config.template_id == base->id ? best->config
-                                                                                  : DefaultConfig(*base),
-                            problem_);
+    auto inst = Instantiate(
+        *base, best && best->config.template_id == base->id ? best->config : DefaultConfig(*base),
+        problem_);
     absl::StrAppend(&p, "\n# Kernel to improve (template ", base->id, ")\nTensor names, dims and ",
                     "constants must stay as they are.\n```python\n",
-                    inst.ok() ? inst->source : base->source, "```\nconstants: ",
-                    inst.ok() ? json(inst->constants).dump() : "{}", "\n");
+                    inst.ok() ? inst->source : base->source,
+                    "```\nconstants: ", inst.ok() ? json(inst->constants).dump() : "{}", "\n");
   }
   absl::StrAppend(&p, "\n# Techniques (knowledge base)\n");
   for (const auto* tech : kb_->TechniquesFor(problem_.family)) {
-    absl::StrAppend(&p, "- ", tech->title, ": ", tech->what, " Invariants: ",
-                    absl::StrJoin(tech->invariants, "; "), ". Pitfalls: ",
-                    absl::StrJoin(tech->pitfalls, "; "), ".\n");
+    absl::StrAppend(&p, "- ", tech->title, ": ", tech->what,
+                    " Invariants: ", absl::StrJoin(tech->invariants, "; "),
+                    ". Pitfalls: ", absl::StrJoin(tech->pitfalls, "; "), ".\n");
   }
   // Past rewards, best first.
   std::vector<const Step*> ok;
   for (const auto& s : t) {
     if (s.outcome == "ok") ok.push_back(&s);
   }
-  std::stable_sort(ok.begin(), ok.end(), [](const Step* a, const Step* b) { return a->ratio > b->ratio; });
+  std::stable_sort(ok.begin(), ok.end(),
+                   [](const Step* a, const Step* b) { return a->ratio > b->ratio; });
   absl::StrAppend(&p, "\n# Best candidates so far (reward = speed-up over the baseline)\n");
   if (ok.empty()) absl::StrAppend(&p, "(none yet)\n");
   for (size_t i = 0; i < ok.size() && i < 5; ++i) {

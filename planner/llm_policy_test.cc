@@ -78,7 +78,8 @@ class ScriptedEndpoint {
       {
         std::lock_guard l(mu_);
         json body = json::parse(req.substr(req.find("\r\n\r\n") + 4), nullptr, false);
-        prompts_.push_back(body.is_discarded() ? "" : body["messages"][1]["content"].get<std::string>());
+        prompts_.push_back(body.is_discarded() ? ""
+                                               : body["messages"][1]["content"].get<std::string>());
         r = replies_.front();
         if (replies_.size() > 1) replies_.pop_front();
       }
@@ -138,12 +139,12 @@ TEST_CASE("extracting the kernel from a reply", "[planner][llm]") {
 TEST_CASE("the LLM policy: counterexamples and rewards reach the prompt, bad replies are survived",
           "[planner][llm]") {
   ScriptedEndpoint ep({
-      {200, "this is not json"},                // step 0, attempt 1: malformed
-      {200, Completion(kBrokenSoftmax)},        // step 0, attempt 2: fails the checker
-      {200, Completion(kGoodSoftmax)},          // step 1: a valid, faster kernel
-      {200, Completion("I cannot help"), 0},    // step 2: no code block ...
-      {200, Completion(kGoodSoftmax), 1500},    // ... then a timeout: builtin fallback
-      {429, "{}"},                              // step 3 onwards: rate limited
+      {200, "this is not json"},              // step 0, attempt 1: malformed
+      {200, Completion(kBrokenSoftmax)},      // step 0, attempt 2: fails the checker
+      {200, Completion(kGoodSoftmax)},        // step 1: a valid, faster kernel
+      {200, Completion("I cannot help"), 0},  // step 2: no code block ...
+      {200, Completion(kGoodSoftmax), 1500},  // ... then a timeout: builtin fallback
+      {429, "{}"},                            // step 3 onwards: rate limited
   });
   PlannerOptions po;
   po.llm.timeout_ms = 500;

@@ -54,7 +54,8 @@ Planner::Planner(server::JobStore* store, PlannerOptions options)
 Planner::~Planner() { Shutdown(); }
 
 absl::Status Planner::Init() {
-  ASSIGN_OR_RETURN(kb_, kb::Kb::Load(options_.kb_dir.empty() ? kb::DefaultKbDir() : options_.kb_dir));
+  ASSIGN_OR_RETURN(kb_,
+                   kb::Kb::Load(options_.kb_dir.empty() ? kb::DefaultKbDir() : options_.kb_dir));
   ready_ = true;
   return absl::OkStatus();
 }
@@ -142,21 +143,25 @@ std::vector<Config> Planner::Retrieve(const Problem& p, const std::string& targe
   for (const auto& j : *jobs) {
     if (j.id() == exclude_job || j.spec().kind() != v1::JOB_KIND_TUNE) continue;
     auto q = FromProto(j.spec().problem());
-    if (!q.ok() || q->family != p.family || q->dtype != p.dtype || q->options != p.options) continue;
+    if (!q.ok() || q->family != p.family || q->dtype != p.dtype || q->options != p.options)
+      continue;
     json res = json::parse(j.result_json(), nullptr, false);
     if (res.is_discarded() || res.value("target", "") != target) continue;
     double dist = 0;
     for (const auto& [k, v] : p.shape) {
       auto it = q->shape.find(k);
-      if (it == q->shape.end()) dist += 100;
-      else dist += std::fabs(std::log2(static_cast<double>(v) / it->second));
+      if (it == q->shape.end())
+        dist += 100;
+      else
+        dist += std::fabs(std::log2(static_cast<double>(v) / it->second));
     }
     if (dist > 3) continue;
     auto rows = store_->ListTrajectory(j.id());
     if (!rows.ok()) continue;
     for (const auto& row : *rows) {
       auto s = StepFromRow(row);
-      if (s && s->outcome == "ok" && s->action != "llm") hits.push_back({dist, s->ratio, s->config});
+      if (s && s->outcome == "ok" && s->action != "llm")
+        hits.push_back({dist, s->ratio, s->config});
     }
   }
   std::stable_sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) {
@@ -183,8 +188,8 @@ absl::Status Planner::RunJob(const std::string& job_id) {
   auto target_or = ResolveTarget(job.spec().target());
   if (!target_or.ok()) return fail(std::string(target_or.status().message()));
   std::string target = *target_or;
-  int max_candidates =
-      job.spec().max_candidates() > 0 ? job.spec().max_candidates() : options_.default_max_candidates;
+  int max_candidates = job.spec().max_candidates() > 0 ? job.spec().max_candidates()
+                                                       : options_.default_max_candidates;
 
   std::vector<const kb::Template*> templates;
   const kb::Template* base_tmpl = nullptr;
@@ -249,21 +254,30 @@ absl::Status Planner::RunJob(const std::string& job_id) {
                 {"retrieved", warm.size()},
                 {"rejections", rejections},
                 {"final", final}};
+    json recent = json::array();
+    for (size_t i = trajectory.size() > 16 ? trajectory.size() - 16 : 0; i < trajectory.size();
+         ++i) {
+      const Step& l = trajectory[i];
+      recent.push_back({{"step", l.step},
+                        {"action", l.action},
+                        {"config", l.config.Key()},
+                        {"outcome", l.outcome},
+                        {"ratio", l.ratio},
+                        {"message", l.message}});
+    }
+    out["recent"] = recent;
     if (!trajectory.empty()) {
       const Step& l = trajectory.back();
-      out["last"] = {{"step", l.step}, {"action", l.action}, {"config", l.config.Key()},
-                     {"outcome", l.outcome}, {"ratio", l.ratio}, {"message", l.message}};
+      out["last"] = {{"step", l.step},       {"action", l.action}, {"config", l.config.Key()},
+                     {"outcome", l.outcome}, {"ratio", l.ratio},   {"message", l.message}};
     }
     if (best) {
       const kb::Template* t = kb_.FindTemplate(best->config.template_id);
       auto inst = Instantiate(*t, best->config, p);
       if (auto it = instances.find(best->candidate_id); it != instances.end()) inst = it->second;
-      out["best"] = {{"candidate_id", best->candidate_id},
-                     {"step", best->step},
-                     {"config", best->config.ToJson()},
-                     {"ratio", best->ratio},
-                     {"invariants", t->invariants},
-                     {"kernel", t->kernel}};
+      out["best"] = {{"candidate_id", best->candidate_id}, {"step", best->step},
+                     {"config", best->config.ToJson()},    {"ratio", best->ratio},
+                     {"invariants", t->invariants},        {"kernel", t->kernel}};
       if (inst.ok()) {
         out["best"]["source"] = inst->source;
         out["best"]["constants"] = inst->constants;
@@ -370,7 +384,8 @@ absl::Status Planner::RunJob(const std::string& job_id) {
   json result = summary(true);
   if (!result.contains("best")) {
     std::string why = absl::StrCat("no candidate passed (", trajectory.size(), " tried)");
-    if (!trajectory.empty()) absl::StrAppend(&why, "; last: ", trajectory.back().outcome, " ", trajectory.back().message);
+    if (!trajectory.empty())
+      absl::StrAppend(&why, "; last: ", trajectory.back().outcome, " ", trajectory.back().message);
     return store_->FinishJob(job_id, false, result.dump(), why, NowMs());
   }
   return store_->FinishJob(job_id, true, result.dump(), "", NowMs());

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "argus/v1/jobs.grpc.pb.h"
@@ -114,6 +115,37 @@ TEST_CASE("bad tune requests are refused with a reason", "[planner]") {
   v1::Job failed = s.Tune(spec);
   CHECK(failed.state() == v1::JOB_STATE_FAILED);
   CHECK(failed.error().find("no KB template fits") != std::string::npos);
+}
+
+TEST_CASE("a tune job interrupted by a server restart resumes from its trajectory", "[planner]") {
+  std::string id;
+  {
+    Stack s("resume");
+    v1::Job job;
+    REQUIRE(s.Submit(SoftmaxSpec(8, 512, 6), &job).ok());
+    id = job.id();
+    for (int i = 0; i < 3000 && s.store()->ListTrajectory(id)->size() < 2; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }  // the server stops mid-job
+  Stack s("resume", {}, /*fresh=*/false);
+  v1::Job job;
+  for (int i = 0; i < 3000; ++i) {
+    job = *s.store()->GetJob(id, false);
+    if (job.state() >= v1::JOB_STATE_SUCCEEDED) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  INFO(job.error());
+  REQUIRE(job.state() == v1::JOB_STATE_SUCCEEDED);
+  auto rows = *s.store()->ListTrajectory(id);
+  REQUIRE(rows.size() >= 4);  // every untried softmax config, no more than the budget
+  CHECK(rows.size() <= 6);
+  std::set<std::string> configs;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    CHECK(rows[i].step == static_cast<int>(i));
+    configs.insert(json::parse(rows[i].detail_json)["config"].dump());
+  }
+  CHECK(configs.size() == rows.size());  // nothing re-run after the restart
 }
 
 // Memory across jobs: a job of a neighbouring shape, warm-started from the

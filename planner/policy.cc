@@ -45,7 +45,10 @@ std::optional<int64_t> StepValue(const kb::Knob& knob, int64_t v, int steps) {
 
 BuiltinPolicy::BuiltinPolicy(const kb::Kb* kb, Problem problem,
                              std::vector<const kb::Template*> templates, std::vector<Config> warm)
-    : kb_(kb), problem_(std::move(problem)), templates_(std::move(templates)), warm_(std::move(warm)) {}
+    : kb_(kb),
+      problem_(std::move(problem)),
+      templates_(std::move(templates)),
+      warm_(std::move(warm)) {}
 
 bool BuiltinPolicy::Valid(const Config& c) const {
   for (const auto* t : templates_) {
@@ -132,10 +135,10 @@ std::optional<Proposal> BuiltinPolicy::Pull(const std::string& technique,
         Config c = parent->config;
         c.knobs[name] = *v;
         if (tried.count(c.Key()) || !Valid(c)) continue;
-        return Proposal{c, "knob", technique, parent->candidate_id,
-                        absl::StrCat(technique, ": ", name, " ", parent->config.knobs.at(name),
-                                     " -> ", *v, " from a top-half parent (ratio ",
-                                     parent->ratio, ")")};
+        return Proposal{
+            c, "knob", technique, parent->candidate_id,
+            absl::StrCat(technique, ": ", name, " ", parent->config.knobs.at(name), " -> ", *v,
+                         " from a top-half parent (ratio ", parent->ratio, ")")};
       }
     }
   }
@@ -156,7 +159,8 @@ std::optional<Proposal> BuiltinPolicy::Next(const std::vector<Step>& t) {
   for (const auto* tmpl : templates_) {
     Config c = DefaultConfig(*tmpl);
     if (!tried.count(c.Key()) && Valid(c)) {
-      return Proposal{c, "new_kernel", "", "", absl::StrCat("template ", tmpl->id, ": ", tmpl->summary)};
+      return Proposal{c, "new_kernel", "", "",
+                      absl::StrCat("template ", tmpl->id, ": ", tmpl->summary)};
     }
   }
   // UCB1 over the techniques whose knobs some template has.
@@ -175,7 +179,8 @@ std::optional<Proposal> BuiltinPolicy::Next(const std::vector<Step>& t) {
     if (it == arms.end() || (s.action != "knob" && s.action != "repair")) continue;
     const Step* parent = FindStep(t, s.parent_id);
     double r = 0;
-    if (s.outcome == "ok" && parent && parent->ratio > 0) r = std::min(2.0, s.ratio / parent->ratio);
+    if (s.outcome == "ok" && parent && parent->ratio > 0)
+      r = std::min(2.0, s.ratio / parent->ratio);
     it->second.first++;
     it->second.second += r;
     ++total;
@@ -190,7 +195,8 @@ std::optional<Proposal> BuiltinPolicy::Next(const std::vector<Step>& t) {
   std::sort(order.begin(), order.end());
   for (const auto& [neg, id] : order) {
     if (auto p = Pull(id, t, tried)) {
-      p->why = absl::StrCat(p->why, "; UCB ", neg < -1e8 ? std::string("unpulled") : absl::StrCat(-neg));
+      p->why =
+          absl::StrCat(p->why, "; UCB ", neg < -1e8 ? std::string("unpulled") : absl::StrCat(-neg));
       return p;
     }
   }

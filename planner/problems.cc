@@ -35,8 +35,8 @@ absl::StatusOr<const HostTensor*> Need(const std::vector<HostTensor>& ts, const 
   const HostTensor* t = Find(ts, name);
   if (!t) return absl::InvalidArgumentError(absl::StrCat("the kernel has no tensor '", name, "'"));
   if (t->shape.size() != rank) {
-    return absl::InvalidArgumentError(absl::StrCat("tensor ", name, " has rank ", t->shape.size(),
-                                                   ", the problem needs ", rank));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor ", name, " has rank ", t->shape.size(), ", the problem needs ", rank));
   }
   return t;
 }
@@ -74,8 +74,10 @@ absl::StatusOr<std::vector<HostTensor>> RefGemm(const Problem& p, const std::vec
         for (int64_t k = 0; k < K; ++k) {
           s += batched ? a->At({z, i, k}) * b->At({z, k, j}) : a->At({i, k}) * b->At({k, j});
         }
-        if (batched) c.At({z, i, j}) = s;
-        else c.At({i, j}) = s;
+        if (batched)
+          c.At({z, i, j}) = s;
+        else
+          c.At({i, j}) = s;
       }
     }
   }
@@ -117,7 +119,8 @@ absl::StatusOr<std::vector<HostTensor>> RefAttention(const Problem& p,
   return std::vector<HostTensor>{std::move(o)};
 }
 
-absl::StatusOr<std::vector<HostTensor>> RefMoe(const Problem& p, const std::vector<HostTensor>& ts) {
+absl::StatusOr<std::vector<HostTensor>> RefMoe(const Problem& p,
+                                               const std::vector<HostTensor>& ts) {
   ASSIGN_OR_RETURN(const HostTensor* x, Need(ts, "X", 2));
   ASSIGN_OR_RETURN(const HostTensor* ids, Need(ts, "Ids", 2));
   ASSIGN_OR_RETURN(const HostTensor* wt, Need(ts, "Wt", 2));
@@ -146,7 +149,8 @@ absl::StatusOr<std::vector<HostTensor>> RefMoe(const Problem& p, const std::vect
   return std::vector<HostTensor>{std::move(y)};
 }
 
-absl::StatusOr<std::vector<HostTensor>> RefRows(const Problem& p, const std::vector<HostTensor>& ts) {
+absl::StatusOr<std::vector<HostTensor>> RefRows(const Problem& p,
+                                                const std::vector<HostTensor>& ts) {
   ASSIGN_OR_RETURN(const HostTensor* x, Need(ts, "X", 2));
   int64_t R = p.shape.at("R"), N = p.shape.at("N");
   const std::string& f = p.family;
@@ -211,31 +215,80 @@ absl::StatusOr<std::vector<HostTensor>> RefElementwise(const Problem& p,
 
 const std::vector<Family>& Families() {
   static const std::vector<Family> kFamilies = {
-      {"gemm", "C[M,N] = op(A)[M,K] @ op(B)[K,N], f32 accumulate and output", {"M", "N", "K"},
-       {}, {"f32", "f16", "bf16", "e4m3"}, {{"trans_a", {"0", "1"}}, {"trans_b", {"0", "1"}}},
-       {"C"}, {{"M", 64}, {"N", 64}, {"K", 64}}},
-      {"batched_gemm", "C[b] = A[b] @ B[b] for b < BATCH", {"BATCH", "M", "N", "K"}, {}, kFloat,
-       {}, {"C"}, {{"BATCH", 2}, {"M", 32}, {"N", 32}, {"K", 32}}},
+      {"gemm",
+       "C[M,N] = op(A)[M,K] @ op(B)[K,N], f32 accumulate and output",
+       {"M", "N", "K"},
+       {},
+       {"f32", "f16", "bf16", "e4m3"},
+       {{"trans_a", {"0", "1"}}, {"trans_b", {"0", "1"}}},
+       {"C"},
+       {{"M", 64}, {"N", 64}, {"K", 64}}},
+      {"batched_gemm",
+       "C[b] = A[b] @ B[b] for b < BATCH",
+       {"BATCH", "M", "N", "K"},
+       {},
+       kFloat,
+       {},
+       {"C"},
+       {{"BATCH", 2}, {"M", 32}, {"N", 32}, {"K", 32}}},
       {"attention",
        "O = softmax(Q K^T / sqrt(D) [causal mask]) V per head; Q/O [B*H,S,D], K/V [B*HKV,S,D] "
        "(GQA: query head h reads kv head h / (H/HKV))",
-       {"B", "H", "S", "D"}, {"HKV"}, kFloat, {{"causal", {"0", "1"}}}, {"O"},
+       {"B", "H", "S", "D"},
+       {"HKV"},
+       kFloat,
+       {{"causal", {"0", "1"}}},
+       {"O"},
        {{"B", 1}, {"H", 2}, {"HKV", 2}, {"S", 64}, {"D", 64}}},
       {"moe",
        "Y[t] = sum_k Wt[t,k] * relu(X[t] @ W1[Ids[t,k]]) @ W2[Ids[t,k]] (routing given as top-k "
        "ids and weights)",
-       {"T", "D", "F", "E", "TOPK"}, {}, kFloat, {}, {"Y"},
+       {"T", "D", "F", "E", "TOPK"},
+       {},
+       kFloat,
+       {},
+       {"Y"},
        {{"T", 4}, {"D", 32}, {"F", 64}, {"E", 4}, {"TOPK", 2}}},
-      {"elementwise", "Z = op(X, Y) elementwise (add, mul, silu_mul: silu(X) * Y)", {"N"}, {},
-       kFloat, {{"op", {"add", "mul", "silu_mul"}}}, {"Z"}, {{"N", 4096}}},
-      {"reduction", "Y[r] = sum_j X[r, j]", {"R", "N"}, {}, kFloat, {}, {"Y"},
+      {"elementwise",
+       "Z = op(X, Y) elementwise (add, mul, silu_mul: silu(X) * Y)",
+       {"N"},
+       {},
+       kFloat,
+       {{"op", {"add", "mul", "silu_mul"}}},
+       {"Z"},
+       {{"N", 4096}}},
+      {"reduction",
+       "Y[r] = sum_j X[r, j]",
+       {"R", "N"},
+       {},
+       kFloat,
+       {},
+       {"Y"},
        {{"R", 8}, {"N", 512}}},
-      {"softmax", "Y[r, :] = softmax(X[r, :])", {"R", "N"}, {}, kFloat, {}, {"Y"},
+      {"softmax",
+       "Y[r, :] = softmax(X[r, :])",
+       {"R", "N"},
+       {},
+       kFloat,
+       {},
+       {"Y"},
        {{"R", 8}, {"N", 512}}},
-      {"rmsnorm", "Y = X / sqrt(mean(X^2) + 1e-6) * W over the last dim", {"R", "N"}, {}, kFloat,
-       {}, {"Y"}, {{"R", 8}, {"N", 512}}},
-      {"layernorm", "Y = (X - mean) / sqrt(var + 1e-5) * W + Bias over the last dim",
-       {"R", "N"}, {}, kFloat, {}, {"Y"}, {{"R", 8}, {"N", 512}}},
+      {"rmsnorm",
+       "Y = X / sqrt(mean(X^2) + 1e-6) * W over the last dim",
+       {"R", "N"},
+       {},
+       kFloat,
+       {},
+       {"Y"},
+       {{"R", 8}, {"N", 512}}},
+      {"layernorm",
+       "Y = (X - mean) / sqrt(var + 1e-5) * W + Bias over the last dim",
+       {"R", "N"},
+       {},
+       kFloat,
+       {},
+       {"Y"},
+       {{"R", 8}, {"N", 512}}},
   };
   return kFamilies;
 }
@@ -273,7 +326,8 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseShape(const std::string& fam
   for (size_t i = 0; i < parts.size(); ++i) {
     int64_t v;
     if (!absl::SimpleAtoi(parts[i], &v)) {
-      return absl::InvalidArgumentError(absl::StrCat("--shape ", text, ": '", parts[i], "' is not an integer"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--shape ", text, ": '", parts[i], "' is not an integer"));
     }
     shape[f->dims[i]] = v;
   }
@@ -288,23 +342,23 @@ absl::StatusOr<Problem> MakeProblem(const std::string& family,
   if (!f) {
     std::vector<std::string> names;
     for (const auto& x : Families()) names.push_back(x.name);
-    return absl::InvalidArgumentError(absl::StrCat("unknown problem '", family, "' (known: ",
-                                                   absl::StrJoin(names, ", "), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown problem '", family, "' (known: ", absl::StrJoin(names, ", "), ")"));
   }
   Problem p;
   p.family = family;
   p.dtype = dtype_in.empty() ? (family == "gemm" ? "bf16" : "f32") : dtype_in;
   if (p.dtype == "fp8") p.dtype = "e4m3";
   if (std::find(f->dtypes.begin(), f->dtypes.end(), p.dtype) == f->dtypes.end()) {
-    return absl::InvalidArgumentError(absl::StrCat(family, ": dtype '", p.dtype, "' not supported (",
-                                                   absl::StrJoin(f->dtypes, ", "), ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        family, ": dtype '", p.dtype, "' not supported (", absl::StrJoin(f->dtypes, ", "), ")"));
   }
   for (const auto& [k, v] : shape) {
     bool known = std::find(f->dims.begin(), f->dims.end(), k) != f->dims.end() ||
                  std::find(f->optional.begin(), f->optional.end(), k) != f->optional.end();
     if (!known) {
-      return absl::InvalidArgumentError(absl::StrCat(family, ": unknown dim '", k, "' (dims: ",
-                                                     absl::StrJoin(f->dims, ", "), ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          family, ": unknown dim '", k, "' (dims: ", absl::StrJoin(f->dims, ", "), ")"));
     }
     if (v <= 0 || v > (int64_t{1} << 31)) {
       return absl::InvalidArgumentError(absl::StrCat(family, ": dim ", k, "=", v, " out of range"));
@@ -312,7 +366,8 @@ absl::StatusOr<Problem> MakeProblem(const std::string& family,
   }
   p.shape = shape;
   for (const auto& d : f->dims) {
-    if (!p.shape.count(d)) return absl::InvalidArgumentError(absl::StrCat(family, ": dim ", d, " missing"));
+    if (!p.shape.count(d))
+      return absl::InvalidArgumentError(absl::StrCat(family, ": dim ", d, " missing"));
   }
   if (family == "attention") {
     if (!p.shape.count("HKV")) p.shape["HKV"] = p.shape["H"];
@@ -390,7 +445,8 @@ double Flops(const Problem& p) {
   const std::string& f = p.family;
   if (f == "gemm") return 2 * d("M") * d("N") * d("K");
   if (f == "batched_gemm") return 2 * d("BATCH") * d("M") * d("N") * d("K");
-  if (f == "attention") return 4 * d("B") * d("H") * d("S") * d("S") * d("D") * (Opt(p, "causal") ? 0.5 : 1);
+  if (f == "attention")
+    return 4 * d("B") * d("H") * d("S") * d("S") * d("D") * (Opt(p, "causal") ? 0.5 : 1);
   if (f == "moe") return 4 * d("T") * d("TOPK") * d("D") * d("F");
   if (f == "elementwise") return d("N") * (p.options.at("op") == "silu_mul" ? 5 : 1);
   if (f == "reduction") return d("R") * d("N");

@@ -50,7 +50,8 @@ struct Problem {
 };
 
 // Validates and completes a problem (defaults for optional dims and options).
-absl::StatusOr<Problem> MakeProblem(const std::string& family, const std::map<std::string, int64_t>& shape,
+absl::StatusOr<Problem> MakeProblem(const std::string& family,
+                                    const std::map<std::string, int64_t>& shape,
                                     const std::string& dtype,
                                     const std::map<std::string, std::string>& options);
 // Parses "4096x4096x4096" (the family's dim order) or "M=64,N=64,K=64".

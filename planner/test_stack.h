@@ -23,9 +23,11 @@ namespace fs = std::filesystem;
 
 class Stack {
  public:
-  explicit Stack(const std::string& name, PlannerOptions planner = {}) {
+  explicit Stack(const std::string& name, PlannerOptions planner = {}, bool fresh = true) {
     db_ = (fs::temp_directory_path() / ("argus_planner_test_" + name + ".db")).string();
-    for (const char* ext : {"", "-wal", "-shm"}) fs::remove(db_ + ext);
+    if (fresh) {
+      for (const char* ext : {"", "-wal", "-shm"}) fs::remove(db_ + ext);
+    }
     server::ServerOptions o;
     o.db_path = db_;
     o.heartbeat_ms = 200;
@@ -38,7 +40,8 @@ class Stack {
     worker_ = std::make_unique<worker::WorkerDaemon>(w);
     worker_->Handle("candidate", InterpCandidateHandler());
     thread_ = std::thread([this] { (void)worker_->Run(); });
-    stub_ = v1::JobService::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+    stub_ =
+        v1::JobService::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
   }
   ~Stack() {
     worker_->Stop();

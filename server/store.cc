@@ -685,9 +685,8 @@ absl::Status JobStore::SetJobProgress(const std::string& job_id, const std::stri
   return absl::OkStatus();
 }
 
-absl::Status JobStore::FinishJob(const std::string& job_id, bool ok,
-                                 const std::string& result_json, const std::string& error,
-                                 int64_t now_ms) {
+absl::Status JobStore::FinishJob(const std::string& job_id, bool ok, const std::string& result_json,
+                                 const std::string& error, int64_t now_ms) {
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db_.get()));
   ASSIGN_OR_RETURN(auto up, db_->Prepare("UPDATE jobs SET state = ?, result_json = ?, error = ?, "

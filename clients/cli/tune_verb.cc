@@ -59,7 +59,8 @@ class TuneEmbedded {
     for (int i = 0; i < 3000 && worker_->worker_id().empty(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    if (worker_->worker_id().empty()) return absl::DeadlineExceededError("the embedded worker did not register");
+    if (worker_->worker_id().empty())
+      return absl::DeadlineExceededError("the embedded worker did not register");
     return address;
   }
 
@@ -74,26 +75,32 @@ int TuneFail(const std::string& verb, const absl::Status& st) {
   return ExitCodeFor(st);
 }
 
-void PrintStep(const json& r, const json& prev) {
-  if (!r.contains("last")) return;
-  const json& l = r["last"];
-  if (prev.contains("last") && prev["last"]["step"] == l["step"]) return;
-  std::string what = l.value("outcome", "");
-  if (what == "ok") {
-    what = absl::StrFormat("ok, ratio %.3f", l.value("ratio", 0.0));
-  } else if (!l.value("message", "").empty()) {
-    std::string m = l.value("message", "");
-    what = absl::StrCat(what, ": ", m.substr(0, m.find('\n')));
-  }
+// Prints the steps of the progress summary `r` after step `*printed`.
+void PrintSteps(const json& r, int* printed) {
+  if (!r.contains("recent")) return;
   double best = r.contains("best") ? r["best"].value("ratio", 0.0) : 0.0;
-  std::cout << absl::StrFormat("[%d] %-10s %-40s %s | best %.3f (tried %d, verified %d, rejected %d)\n",
-                               l.value("step", 0), l.value("action", ""), l.value("config", ""),
-                               what, best, r.value("tried", 0), r.value("verified", 0),
-                               r.value("rejected", 0));
+  for (const json& l : r["recent"]) {
+    int step = l.value("step", 0);
+    if (step <= *printed) continue;
+    *printed = step;
+    std::string what = l.value("outcome", "");
+    if (what == "ok") {
+      what = absl::StrFormat("ok, ratio %.3f", l.value("ratio", 0.0));
+    } else if (!l.value("message", "").empty()) {
+      std::string m = l.value("message", "");
+      what = absl::StrCat(what, ": ", m.substr(0, m.find('\n')));
+    }
+    std::cout << absl::StrFormat("[%d] %-10s %-40s %s\n", step, l.value("action", ""),
+                                 l.value("config", ""), what);
+  }
+  std::cout << absl::StrFormat("    best %.3f (tried %d, verified %d, rejected %d)\n", best,
+                               r.value("tried", 0), r.value("verified", 0), r.value("rejected", 0));
 }
 
 int Tune(const std::string& verb, const std::vector<std::string>& args) {
-  std::string server_flag, shape, dtype, target = "auto", db, policy = "builtin", log_level = "warn";
+  std::string server_flag, shape, dtype, target = "auto", db, policy = "builtin",
+                                         log_level = "warn";
+  std::string llm_endpoint, llm_model;
   std::vector<std::string> options;
   int64_t max_candidates = 16;
   bool as_json = false;
@@ -105,13 +112,17 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
              "elementwise, reduction, softmax, rmsnorm, layernorm). Without --server the\n"
              "embedded default runs it on the reference interpreter (small shape).\n\n"
              "example: argus tune gemm --shape 64x64x64 --dtype f32");
-  fs.String("server", &server_flag, "argus-server address (default: $ARGUS_SERVER; none: embedded)");
+  fs.String("server", &server_flag,
+            "argus-server address (default: $ARGUS_SERVER; none: embedded)");
   fs.String("shape", &shape, "the problem's dims, AxBxC in the family's order or NAME=V,...");
   fs.String("dtype", &dtype, "f32, f16, bf16, fp8 (default: bf16 for gemm, else f32)");
   fs.String("target", &target, "auto, sm_90a, gfx942 or interp");
   fs.List("option", &options, "NAME=V problem options (trans_a, trans_b, causal, op)");
   fs.Int("max_candidates", &max_candidates, "candidates to try");
-  fs.String("policy", &policy, "builtin");
+  fs.String("policy", &policy, "builtin or llm (default: llm when --llm-endpoint is given)");
+  fs.String("llm_endpoint", &llm_endpoint,
+            "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (key: $ARGUS_LLM_API_KEY)");
+  fs.String("llm_model", &llm_model, "model name for the LLM policy");
   fs.String("db", &db, "store of the embedded server");
   fs.Bool("json", &as_json, "print the final result as JSON");
   fs.String("log_level", &log_level, "trace, debug, info, warn, error, off");
@@ -147,8 +158,9 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
     // The embedded worker runs candidates on the interpreter: label it so and
     // keep the shape small.
     if (target != "auto" && target != "interp") {
-      std::cerr << "argus tune: --target " << target
-                << " needs a GPU worker: pass --server (the embedded default runs the interpreter)\n";
+      std::cerr
+          << "argus tune: --target " << target
+          << " needs a GPU worker: pass --server (the embedded default runs the interpreter)\n";
       return kExitUsage;
     }
     target = "interp";
@@ -178,22 +190,24 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
   spec.set_kind(v1::JOB_KIND_TUNE);
   *spec.mutable_problem() = planner::ToProto(*problem);
   spec.set_target(target);
+  if (!llm_endpoint.empty() && policy == "builtin") policy = "llm";
   spec.set_policy(policy);
+  spec.set_llm_endpoint(llm_endpoint);
+  spec.set_llm_model(llm_model);
   spec.set_max_candidates(static_cast<int32_t>(max_candidates));
   spec.set_client("argus-cli");
   Connection conn(address);
   auto job = conn.Submit(spec);
   if (!job.ok()) return TuneFail(verb, job.status());
-  std::cout << "job " << job->id() << ": tuning " << planner::Describe(*problem) << " on "
-            << target << "\n";
-  json prev = json::object();
+  std::cout << "job " << job->id() << ": tuning " << planner::Describe(*problem) << " on " << target
+            << "\n";
+  int printed = -1;
   auto done = conn.Watch(
       job->id(),
       [&](const v1::JobEvent& ev) {
         json r = json::parse(ev.job().result_json(), nullptr, false);
         if (r.is_discarded() || !r.is_object()) return;
-        if (!as_json) PrintStep(r, prev);
-        prev = r;
+        if (!as_json) PrintSteps(r, &printed);
       },
       std::chrono::minutes(10));
   if (!done.ok()) return TuneFail(verb, done.status());
@@ -208,8 +222,8 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
       p /= absl::StrCat(done->id(), "-", r["best"].value("kernel", "kernel"), ".py");
       std::ofstream out(p);
       out << "# argus tune " << planner::Describe(*problem) << " on " << r.value("target", "")
-          << "\n# constants: " << r["best"]["constants"].dump() << "\n# dims: "
-          << r["best"]["dims"].dump() << "\n"
+          << "\n# constants: " << r["best"]["constants"].dump()
+          << "\n# dims: " << r["best"]["dims"].dump() << "\n"
           << r["best"].value("source", "");
       artifact = p.string();
       r["artifact"] = artifact;
@@ -229,15 +243,16 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
         b.value("ratio", 0.0), r.value("target", "") == "interp" ? " (interp)" : "", artifact);
   }
   if (done->state() != v1::JOB_STATE_SUCCEEDED) {
-    std::cerr << "argus tune: job " << done->id() << " " << v1::JobState_Name(done->state())
-              << ": " << done->error() << "\n";
+    std::cerr << "argus tune: job " << done->id() << " " << v1::JobState_Name(done->state()) << ": "
+              << done->error() << "\n";
     return kExitJobFailed;
   }
   return kExitOk;
 }
 
 const bool kRegistered = [] {
-  RegisterVerb({"tune", "tune a kernel for a catalog problem (argus tune gemm --shape MxNxK)", Tune});
+  RegisterVerb(
+      {"tune", "tune a kernel for a catalog problem (argus tune gemm --shape MxNxK)", Tune});
   return true;
 }();
 
