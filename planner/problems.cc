@@ -222,7 +222,7 @@ const std::vector<Family>& Families() {
        {"f32", "f16", "bf16", "e4m3"},
        {{"trans_a", {"0", "1"}}, {"trans_b", {"0", "1"}}},
        {"C"},
-       {{"M", 64}, {"N", 64}, {"K", 64}}},
+       {{"M", 128}, {"N", 128}, {"K", 64}}},
       {"batched_gemm",
        "C[b] = A[b] @ B[b] for b < BATCH",
        {"BATCH", "M", "N", "K"},
