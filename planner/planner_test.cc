@@ -117,6 +117,21 @@ TEST_CASE("bad tune requests are refused with a reason", "[planner]") {
   CHECK(failed.error().find("no KB template fits") != std::string::npos);
 }
 
+TEST_CASE("a worker that cannot run candidates fails the job with the reason", "[planner]") {
+  Stack s("nohandler", {}, true, /*interp_handler=*/false);
+  v1::Job job = s.Tune(SoftmaxSpec(8, 512, 3));
+  REQUIRE(job.state() == v1::JOB_STATE_FAILED);
+  // Nothing measured: no parent for knob moves, so the policy stops after the template.
+  CHECK(job.error().find("no candidate passed (1 tried)") != std::string::npos);
+  CHECK(job.error().find("no handler for task kind 'candidate'") != std::string::npos);
+  auto rows = *s.store()->ListTrajectory(job.id());
+  REQUIRE(rows.size() == 1);
+  for (const auto& r : rows) {
+    CHECK(json::parse(r.detail_json)["outcome"]["outcome"] == "worker_error");
+    CHECK(r.reward == 0);
+  }
+}
+
 TEST_CASE("a tune job interrupted by a server restart resumes from its trajectory", "[planner]") {
   std::string id;
   {

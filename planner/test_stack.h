@@ -23,7 +23,8 @@ namespace fs = std::filesystem;
 
 class Stack {
  public:
-  explicit Stack(const std::string& name, PlannerOptions planner = {}, bool fresh = true) {
+  explicit Stack(const std::string& name, PlannerOptions planner = {}, bool fresh = true,
+                 bool interp_handler = true) {
     db_ = (fs::temp_directory_path() / ("argus_planner_test_" + name + ".db")).string();
     if (fresh) {
       for (const char* ext : {"", "-wal", "-shm"}) fs::remove(db_ + ext);
@@ -38,7 +39,7 @@ class Stack {
     w.server = address_;
     w.lease_wait_ms = 200;
     worker_ = std::make_unique<worker::WorkerDaemon>(w);
-    worker_->Handle("candidate", InterpCandidateHandler());
+    if (interp_handler) worker_->Handle("candidate", InterpCandidateHandler());
     thread_ = std::thread([this] { (void)worker_->Run(); });
     stub_ =
         v1::JobService::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
