@@ -19,17 +19,24 @@
 
 namespace argus::batch {
 
+struct KeyValue;
+
 struct Node {
   enum class Type { kNull, kScalar, kMap, kList };
   Type type = Type::kNull;
   int line = 0;
-  std::string scalar;                             // kScalar: the text (unquoted)
-  bool quoted = false;                            // kScalar: was written as a string
-  std::vector<std::pair<std::string, Node>> map;  // kMap, in file order
-  std::vector<Node> list;                         // kList
+  std::string scalar;         // kScalar: the text (unquoted)
+  bool quoted = false;        // kScalar: was written as a string
+  std::vector<KeyValue> map;  // kMap, in file order
+  std::vector<Node> list;     // kList
 
   const Node* Find(const std::string& key) const;
   const char* TypeName() const;
+};
+
+struct KeyValue {
+  std::string key;
+  Node value;
 };
 
 // Parses JSON; errors read "LINE:COL: what".
