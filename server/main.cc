@@ -5,6 +5,7 @@
 #include "base/daemon_flags.h"
 #include "base/flags.h"
 #include "base/signals.h"
+#include "clients/dashboard/dashboard.h"
 #include "server/server.h"
 
 int main(int argc, char** argv) {
@@ -19,6 +20,12 @@ int main(int argc, char** argv) {
   flags.Int("lease_ms", &lease_ms, "a lease not renewed for this long expires");
   flags.Int("heartbeat_ms", &heartbeat_ms, "how often workers heartbeat");
   flags.Int("max_jobs_per_client", &max_jobs, "unfinished jobs one client may have");
+  std::string http_listen, admin_token_file;
+  flags.String("http", &http_listen,
+               "host:port to serve the web dashboard and JSON API on (port 0 picks one; "
+               "empty: none)");
+  flags.String("admin_token_file", &admin_token_file,
+               "file holding the dashboard's admin token (writes need it); unset: read-only");
   if (auto rc = argus::ParseDaemonFlags("argus-server", flags, argc, argv)) return *rc;
   if (lease_ms < 100 || heartbeat_ms < 10 || heartbeat_ms * 2 > lease_ms) {
     std::cerr << "argus-server: need --lease_ms >= 100 and --heartbeat_ms <= lease_ms/2\n";
@@ -35,8 +42,30 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("argus-server listening on %s\n", addr->c_str());
+  std::unique_ptr<argus::http::Server> http;
+  if (!http_listen.empty()) {
+    argus::dashboard::DashboardOptions dash;
+    dash.alive_ms = 3 * heartbeat_ms;
+    if (!admin_token_file.empty()) {
+      auto token = argus::dashboard::ReadTokenFile(admin_token_file);
+      if (!token.ok()) {
+        std::cerr << "argus-server: " << token.status().message() << "\n";
+        return 2;
+      }
+      dash.admin_token = *token;
+    }
+    std::string bound;
+    auto started = argus::dashboard::StartDashboard(server.store(), dash, http_listen, &bound);
+    if (!started.ok()) {
+      std::cerr << "argus-server: " << started.status().message() << "\n";
+      return 1;
+    }
+    http = std::move(*started);
+    std::printf("argus-server http on %s\n", bound.c_str());
+  }
   std::fflush(stdout);
   server.Wait();
+  if (http) http->Shutdown();
   server.Shutdown();
   return 0;
 }

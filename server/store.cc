@@ -722,4 +722,39 @@ absl::StatusOr<std::vector<JobStore::StepRow>> JobStore::ListTrajectory(const st
   return out;
 }
 
+// Read-only queries for the dashboard and result tools.
+
+absl::StatusOr<std::vector<JobStore::CandidateRow>> JobStore::ListCandidates(
+    const std::string& job_id) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT id, job_id, parent_id, source, detail_json, "
+                                        "created_ms FROM candidates WHERE job_id = ? "
+                                        "ORDER BY created_ms, rowid"));
+  q.Bind(1, job_id);
+  std::vector<CandidateRow> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back({q.Text(0), q.Text(1), q.Text(2), q.Text(3), q.Text(4), q.Int(5)});
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<JobStore::TrajectoryRow>> JobStore::ListTrajectorySteps(
+    const std::string& job_id) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT step, candidate_id, action, detail_json, reward, "
+                                        "created_ms FROM trajectory_steps WHERE job_id = ? "
+                                        "ORDER BY step"));
+  q.Bind(1, job_id);
+  std::vector<TrajectoryRow> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(
+        {static_cast<int>(q.Int(0)), q.Text(1), q.Text(2), q.Text(3), q.Double(4), q.Int(5)});
+  }
+  return out;
+}
+
 }  // namespace argus::server

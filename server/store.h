@@ -114,6 +114,22 @@ class JobStore {
   // Increases whenever anything changes; watchers poll it cheaply.
   int64_t version() const { return version_.load(); }
 
+  // Read-only queries for the dashboard and result tools (clients/).
+  struct CandidateRow {
+    std::string id, job_id, parent_id, source, detail_json;
+    int64_t created_ms = 0;
+  };
+  struct TrajectoryRow {
+    int step = 0;
+    std::string candidate_id, action, detail_json;
+    double reward = 0;
+    int64_t created_ms = 0;
+  };
+  // A job's candidates in creation order.
+  absl::StatusOr<std::vector<CandidateRow>> ListCandidates(const std::string& job_id);
+  // A job's trajectory steps in step order.
+  absl::StatusOr<std::vector<TrajectoryRow>> ListTrajectorySteps(const std::string& job_id);
+
  private:
   JobStore(std::unique_ptr<Db> db, StoreOptions options) : db_(std::move(db)), options_(options) {}
   absl::Status Migrate();

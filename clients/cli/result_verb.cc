@@ -1,0 +1,288 @@
+// `argus result JOB` and `argus export JOB -o DIR`: what a finished job
+// produced, for people and for programs.
+//
+// Both read the job's result_json. A tune job's result carries the best
+// kernel under "best" (see docs/api.md, "Job results"): candidate_id,
+// speedup, source, invariants, artifact, ptx or code_object_b64, metadata.
+// A probe job's result lists each worker's inventory.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "base/flags.h"
+#include "base/logging.h"
+#include "clients/cli/commands.h"
+#include "clients/cli/connection.h"
+#include "clients/cli/exit_codes.h"
+#include "clients/cli/verb_flags.h"
+#include "nlohmann/json.hpp"
+
+namespace argus::cli {
+namespace {
+
+using nlohmann::json;
+
+int ResultFail(const std::string& verb, const absl::Status& st) { return VerbFail(verb, st); }
+
+// Parses the verb's flags and fetches JOB; returns -1 and fills *job to go on.
+int FetchJob(const std::string& verb, FlagSet& flags, const std::vector<std::string>& args,
+             const VerbFlags& g, v1::Job* job) {
+  std::string id;
+  if (int rc = ParseOneArg(verb, flags, args, g, "job id", &id); rc >= 0) return rc;
+  std::string addr = ResolveServerAddress(g.server);
+  if (addr.empty()) {
+    return ResultFail(
+        verb, absl::InvalidArgumentError("no server: pass --server HOST:PORT or set ARGUS_SERVER"));
+  }
+  Connection conn(addr);
+  auto got = conn.Get(id);
+  if (!got.ok()) return ResultFail(verb, got.status());
+  *job = *got;
+  return -1;
+}
+
+std::string StateText(const v1::Job& job) {
+  std::string n = v1::JobState_Name(job.state());
+  return n.substr(std::string("JOB_STATE_").size());
+}
+
+json ResultOf(const v1::Job& job) {
+  json r = json::parse(job.result_json(), nullptr, false);
+  return r.is_object() ? r : json::object();
+}
+
+int Result(const std::string& verb, const std::vector<std::string>& args) {
+  VerbFlags g;
+  FlagSet flags("argus result",
+                "JOB\n\nPrints what a job produced: for a tune job the best kernel, its verified\n"
+                "invariants, its measured speed-up over the vendor library and where its\n"
+                "artifact is; for a probe job each worker's devices.\n\n"
+                "example: argus result j-0123456789abcdef --json");
+  g.Declare(flags);
+  v1::Job job;
+  if (int rc = FetchJob(verb, flags, args, g, &job); rc >= 0) return rc;
+  const bool as_json = g.json;
+  json r = ResultOf(job);
+  json out = {{"id", job.id()}, {"state", StateText(job)}, {"error", job.error()}};
+  if (r.contains("best")) out["best"] = r["best"];
+  if (r.contains("tasks")) out["tasks"] = r["tasks"];
+  if (as_json) {
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::printf("job %s  %s\n", job.id().c_str(), StateText(job).c_str());
+    if (!job.error().empty()) std::printf("  error: %s\n", job.error().c_str());
+    if (r.contains("best") && r["best"].is_object()) {
+      const json& b = r["best"];
+      std::printf("best kernel: %s\n", b.value("candidate_id", "?").c_str());
+      if (b.contains("speedup") && b["speedup"].is_number()) {
+        std::printf("  speed-up over the vendor library: %.3fx\n", b["speedup"].get<double>());
+      }
+      if (b.contains("artifact")) std::printf("  artifact: %s\n", b["artifact"].dump().c_str());
+      if (b.contains("invariants") && b["invariants"].is_array()) {
+        std::printf("  verified invariants:\n");
+        for (const auto& inv : b["invariants"]) {
+          std::printf("    line %s: %s\n", inv.contains("line") ? inv["line"].dump().c_str() : "?",
+                      inv.value("text", "").c_str());
+        }
+      }
+      if (b.contains("source") && b["source"].is_string()) {
+        std::printf("\n%s\n", b["source"].get<std::string>().c_str());
+      }
+    } else if (r.contains("tasks") && r["tasks"].is_array()) {
+      for (const auto& t : r["tasks"]) {
+        std::printf("worker %s: %s\n", t.value("worker_id", "?").c_str(),
+                    t.value("state", "").c_str());
+        if (!t.contains("result") || !t["result"].is_object()) continue;
+        for (const auto& d : t["result"].value("devices", json::array())) {
+          std::printf("  %s #%d %s %s\n", d.value("backend", "").c_str(), d.value("index", 0),
+                      d.value("arch", "").c_str(), d.value("name", "").c_str());
+        }
+      }
+    } else {
+      std::printf("  no result yet\n");
+    }
+  }
+  if (job.state() == v1::JOB_STATE_FAILED || job.state() == v1::JOB_STATE_CANCELLED)
+    return kExitJobFailed;
+  return kExitOk;
+}
+
+// The launcher header: CUDA driver API, or HIP when built with hipcc.
+std::string LauncherHeader(const std::string& kernel, const json& meta, const std::string& file) {
+  std::string params;
+  int nparams = 0;
+  if (meta.contains("params") && meta["params"].is_array())
+    nparams = static_cast<int>(meta["params"].size());
+  for (int i = 0; i < nparams; ++i) absl::StrAppend(&params, i ? ", " : "", "void* p", i);
+  std::string arr;
+  for (int i = 0; i < nparams; ++i) absl::StrAppend(&arr, i ? ", " : "", "&p", i);
+  int shared = meta.value("shared_bytes", 0);
+  return absl::StrFormat(R"(// Generated by `argus export`: loads %s and launches %s.
+// CUDA: link with -lcuda. HIP: compile with hipcc (defines __HIP_PLATFORM_AMD__).
+#pragma once
+#include <cstdio>
+#include <cstdlib>
+#if defined(__HIP_PLATFORM_AMD__)
+#include <hip/hip_runtime.h>
+#define ARGUS_CHECK(x) do { if ((x) != hipSuccess) { std::fprintf(stderr, "argus: %%s failed\n", #x); std::abort(); } } while (0)
+using ArgusModule = hipModule_t; using ArgusFunction = hipFunction_t; using ArgusStream = hipStream_t;
+#else
+#include <cuda.h>
+#define ARGUS_CHECK(x) do { if ((x) != CUDA_SUCCESS) { std::fprintf(stderr, "argus: %%s failed\n", #x); std::abort(); } } while (0)
+using ArgusModule = CUmodule; using ArgusFunction = CUfunction; using ArgusStream = CUstream;
+#endif
+
+struct ArgusKernel_%s {
+  static constexpr const char* kName = "%s";
+  static constexpr unsigned kSharedBytes = %d;
+  ArgusModule module{};
+  ArgusFunction fn{};
+  // `image`: the contents of %s (a current context is needed on CUDA).
+  void Load(const void* image) {
+#if defined(__HIP_PLATFORM_AMD__)
+    ARGUS_CHECK(hipModuleLoadData(&module, image));
+    ARGUS_CHECK(hipModuleGetFunction(&fn, module, kName));
+#else
+    ARGUS_CHECK(cuModuleLoadData(&module, image));
+    ARGUS_CHECK(cuModuleGetFunction(&fn, module, kName));
+#endif
+  }
+  void Launch(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+              ArgusStream stream%s%s) {
+    void* args[] = {%s};
+#if defined(__HIP_PLATFORM_AMD__)
+    ARGUS_CHECK(hipModuleLaunchKernel(fn, gx, gy, gz, bx, by, bz, kSharedBytes, stream, %s, nullptr));
+#else
+    ARGUS_CHECK(cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, kSharedBytes, stream, %s, nullptr));
+#endif
+  }
+};
+)",
+                         file, kernel, kernel, kernel, shared, file, nparams ? ", " : "", params,
+                         nparams ? arr : "nullptr", nparams ? "args" : "nullptr",
+                         nparams ? "args" : "nullptr");
+}
+
+std::string TorchSnippet(const std::string& kernel, const std::string& file, const json& meta) {
+  int shared = meta.value("shared_bytes", 0);
+  return absl::StrFormat(R"(# Generated by `argus export`: launches %s from %s on torch tensors
+# through the CUDA driver API (ctypes; no extension to build).
+import ctypes
+import os
+
+import torch
+
+_cuda = ctypes.CDLL("libcuda.so.1")
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _check(rc, what):
+    if rc != 0:
+        raise RuntimeError("%%s failed with CUDA error %%d" %% (what, rc))
+
+
+class Kernel:
+    def __init__(self, path=os.path.join(_HERE, "%s")):
+        torch.cuda.init()
+        torch.empty(1, device="cuda")  # makes the primary context current
+        with open(path, "rb") as f:
+            self._image = ctypes.create_string_buffer(f.read() + b"\0")
+        self._module = ctypes.c_void_p()
+        _check(_cuda.cuModuleLoadData(ctypes.byref(self._module), self._image), "cuModuleLoadData")
+        self._fn = ctypes.c_void_p()
+        _check(_cuda.cuModuleGetFunction(ctypes.byref(self._fn), self._module, b"%s"), "cuModuleGetFunction")
+
+    def __call__(self, grid, block, *args):
+        """args: torch tensors (passed as device pointers) or Python ints (int32)."""
+        holders = [ctypes.c_void_p(a.data_ptr()) if isinstance(a, torch.Tensor) else ctypes.c_int32(a)
+                   for a in args]
+        ptrs = (ctypes.c_void_p * len(holders))(*[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
+        g = list(grid) + [1] * (3 - len(grid))
+        b = list(block) + [1] * (3 - len(block))
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        _check(_cuda.cuLaunchKernel(self._fn, *[ctypes.c_uint(x) for x in g + b], ctypes.c_uint(%d),
+                                    stream, ptrs, None), "cuLaunchKernel")
+)",
+                         kernel, file, file, kernel, shared);
+}
+
+int Export(const std::string& verb, const std::vector<std::string>& args) {
+  VerbFlags g;
+  std::string out;
+  FlagSet flags("argus export",
+                "JOB -o DIR\n\nWrites the best kernel of a tune job to DIR: its code object\n"
+                "(kernel.hsaco) or PTX (kernel.ptx), metadata.json, the DSL source, a C++\n"
+                "launcher header (CUDA driver API and HIP) and a Python snippet that loads\n"
+                "and launches it on torch tensors.\n\n"
+                "example: argus export j-0123456789abcdef -o kernels/qkv");
+  g.Declare(flags, /*with_json=*/false);
+  flags.String("o", &out, "output directory");
+  v1::Job job;
+  if (int rc = FetchJob(verb, flags, args, g, &job); rc >= 0) return rc;
+  if (out.empty()) return ResultFail(verb, absl::InvalidArgumentError("-o DIR is required"));
+  json r = ResultOf(job);
+  if (!r.contains("best") || !r["best"].is_object()) {
+    return ResultFail(verb,
+                      absl::NotFoundError(absl::StrCat(
+                          "job ", job.id(), " (", StateText(job), ") has no best kernel to export",
+                          job.spec().kind() == v1::JOB_KIND_PROBE ? ": it is a probe job" : "")));
+  }
+  const json& b = r["best"];
+  json meta = b.contains("metadata") && b["metadata"].is_object() ? b["metadata"] : json::object();
+  std::string kernel = meta.value("kernel_name", b.value("kernel_name", "kernel"));
+  std::string image;
+  std::string image_file;
+  if (b.contains("ptx") && b["ptx"].is_string()) {
+    image = b["ptx"];
+    image_file = "kernel.ptx";
+  } else if (b.contains("code_object_b64") && b["code_object_b64"].is_string()) {
+    if (!absl::Base64Unescape(b["code_object_b64"].get<std::string>(), &image)) {
+      return ResultFail(verb, absl::DataLossError("the job's code object is not valid base64"));
+    }
+    image_file = "kernel.hsaco";
+  } else {
+    return ResultFail(verb, absl::NotFoundError(absl::StrCat(
+                                "job ", job.id(),
+                                ": the best kernel has no PTX or code object in "
+                                "the result (artifact: ",
+                                b.contains("artifact") ? b["artifact"].dump() : "none", ")")));
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec)
+    return ResultFail(verb, absl::InternalError("cannot create " + out + ": " + ec.message()));
+  json full = meta;
+  full["job_id"] = job.id();
+  full["candidate_id"] = b.value("candidate_id", "");
+  if (b.contains("speedup")) full["speedup"] = b["speedup"];
+  full["image"] = image_file;
+  std::vector<std::pair<std::string, std::string>> files = {
+      {image_file, image},
+      {"metadata.json", full.dump(2) + "\n"},
+      {"argus_kernel.h", LauncherHeader(kernel, meta, image_file)},
+      {"launch_torch.py", TorchSnippet(kernel, image_file, meta)}};
+  if (b.contains("source") && b["source"].is_string()) files.push_back({"kernel.py", b["source"]});
+  std::vector<std::string> written;
+  for (const auto& [name, text] : files) {
+    std::ofstream f(out + "/" + name, std::ios::binary | std::ios::trunc);
+    f << text;
+    if (!f) return ResultFail(verb, absl::InternalError("cannot write " + out + "/" + name));
+    written.push_back(out + "/" + name);
+  }
+  std::printf("%s\n", absl::StrJoin(written, "\n").c_str());
+  return kExitOk;
+}
+
+const bool kRegistered = [] {
+  RegisterVerb({"result", "print a job's best kernel, invariants, speed-up and artifact", Result});
+  RegisterVerb({"export", "write a job's best kernel, launcher header and Python snippet", Export});
+  return true;
+}();
+
+}  // namespace
+}  // namespace argus::cli

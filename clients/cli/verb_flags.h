@@ -1,0 +1,63 @@
+// clients/cli/verb_flags.h: the flag handling the verbs in *_verb.cc share:
+// the global flags (--server, --json, --log_level), --help, logging set-up,
+// a count check of the positional arguments, and the one-line error.
+//
+// Thread safety: for the main thread, as the verbs.
+#ifndef ARGUS_CLIENTS_CLI_VERB_FLAGS_H_
+#define ARGUS_CLIENTS_CLI_VERB_FLAGS_H_
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "base/flags.h"
+#include "base/logging.h"
+#include "clients/cli/exit_codes.h"
+
+namespace argus::cli {
+
+struct VerbFlags {
+  std::string server;
+  std::string log_level = "warn";
+  bool json = false;
+
+  void Declare(FlagSet& f, bool with_json = true) {
+    f.String("server", &server, "argus-server address (default: $ARGUS_SERVER)");
+    if (with_json) f.Bool("json", &json, "print JSON for scripts");
+    f.String("log_level", &log_level, "trace, debug, info, warn, error, off");
+  }
+};
+
+inline int VerbFail(const std::string& verb, const absl::Status& st) {
+  std::cerr << "argus " << verb << ": " << st.message() << "\n";
+  return ExitCodeFor(st);
+}
+
+// Parses the verb's flags and expects exactly one positional argument (`what`,
+// e.g. "job id"). Returns -1 to go on (with *arg set), else the exit code.
+inline int ParseOneArg(const std::string& verb, FlagSet& flags,
+                       const std::vector<std::string>& args, const VerbFlags& g,
+                       const std::string& what, std::string* arg) {
+  auto pos = flags.Parse(args);
+  if (!pos.ok()) {
+    std::cerr << pos.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (flags.help_requested()) {
+    std::cout << flags.Help();
+    return kExitOk;
+  }
+  if (auto st = InitLogging("argus", g.log_level); !st.ok()) return VerbFail(verb, st);
+  if (pos->size() != 1) {
+    std::cerr << "argus " << verb << ": expected one " << what << " (see argus " << verb
+              << " --help)\n";
+    return kExitUsage;
+  }
+  *arg = (*pos)[0];
+  return -1;
+}
+
+}  // namespace argus::cli
+
+#endif  // ARGUS_CLIENTS_CLI_VERB_FLAGS_H_

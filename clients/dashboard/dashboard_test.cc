@@ -1,0 +1,174 @@
+#include "clients/dashboard/dashboard.h"
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "clients/dashboard/demo_seed.h"
+#include "clients/dashboard/test_client.h"
+#include "nlohmann/json.hpp"
+
+namespace argus::dashboard {
+namespace {
+
+using nlohmann::json;
+
+struct Fixture {
+  std::string dir =
+      (std::filesystem::temp_directory_path() / ("argus-dash-" + std::to_string(getpid()) + "-" +
+                                                 std::to_string(reinterpret_cast<uintptr_t>(this))))
+          .string();
+  std::unique_ptr<server::JobStore> store;
+  Fixture() {
+    std::filesystem::create_directories(dir);
+    auto s = server::JobStore::Open(dir + "/argus.db");
+    REQUIRE(s.ok());
+    store = std::move(*s);
+  }
+  ~Fixture() { std::filesystem::remove_all(dir); }
+};
+
+http::Response Call(Dashboard& d, const std::string& method, const std::string& target,
+                    const std::string& auth = "") {
+  http::Request req;
+  http::ParseError err;
+  std::string head = method + " " + target + " HTTP/1.1\r\nHost: t";
+  if (!auth.empty()) head += "\r\nAuthorization: " + auth;
+  REQUIRE(http::ParseRequestHead(head, &req, &err));
+  return d.Handle(req);
+}
+
+json J(const http::Response& r) { return json::parse(r.body); }
+
+const char* kSource =
+    "@kernel(threads=128)\n"
+    "def gemm(A, B, C):\n"
+    "    a = load_fragment(sA, acc, operand=\"A\")\n"
+    "    assert_tag(a, lambda i, j: A(bm * BM + i, k * BK + j))\n"
+    "    mma(acc, a, b)\n";
+
+TEST_CASE("dashboard: jobs, one job with candidates, workers, filters") {
+  Fixture f;
+  auto seeded = SeedTuneJob(f.store.get(), kSource, 8);
+  REQUIRE(seeded.ok());
+  v1::JobSpec probe;
+  probe.set_kind(v1::JOB_KIND_PROBE);
+  auto pj = f.store->CreateJob(probe, {{"probe", "{}", "", true}}, 1, 1'000'000'000'000'000);
+  REQUIRE(pj.ok());
+  v1::Inventory inv;
+  inv.set_hostname("gpu-node-1");
+  auto* dev = inv.add_devices();
+  dev->set_backend("cuda");
+  dev->set_arch("sm_90a");
+  dev->set_name("NVIDIA H200");
+  REQUIRE(f.store->RegisterWorker(inv, "", 1).ok());
+
+  Dashboard d(f.store.get(), {});
+  auto all = J(Call(d, "GET", "/api/jobs"));
+  REQUIRE(all["jobs"].size() == 2);
+  auto tune = J(Call(d, "GET", "/api/jobs?kind=tune"));
+  REQUIRE(tune["jobs"].size() == 1);
+  CHECK(tune["jobs"][0]["id"] == seeded->job_id);
+  CHECK(tune["jobs"][0]["family"] == "gemm");
+  CHECK(J(Call(d, "GET", "/api/jobs?kind=probe&state=queued"))["jobs"].size() == 1);
+  CHECK(J(Call(d, "GET", "/api/jobs?state=succeeded"))["jobs"].empty());
+  CHECK(Call(d, "GET", "/api/jobs?state=bogus").status == 400);
+  CHECK(Call(d, "GET", "/api/jobs?kind=bogus").status == 400);
+  CHECK(Call(d, "GET", "/api/jobs?limit=x").status == 400);
+
+  auto job = J(Call(d, "GET", "/api/jobs/" + seeded->job_id));
+  CHECK(job["kind"] == "tune");
+  REQUIRE(job["candidates"].size() == 8);
+  REQUIRE(job["trajectory_steps"].size() == 8);
+  CHECK(job["candidates"][2]["detail"]["verdict"] == "rejected");
+  CHECK(job["candidates"][2]["detail"]["diagnostics"][0]["counterexample"]["thread"] == 37);
+  CHECK(job["candidates"][0]["detail"]["invariants"][0]["line"] == 5);  // header line + 4
+  CHECK(job["candidates"][0]["source"].get<std::string>().find("assert_tag") != std::string::npos);
+
+  auto pjob = J(Call(d, "GET", "/api/jobs/" + pj->id()));
+  CHECK(pjob["tasks"].size() == 1);
+  CHECK(pjob["tasks_total"] == 1);
+
+  auto workers = J(Call(d, "GET", "/api/workers"));
+  REQUIRE(workers["workers"].size() == 1);
+  CHECK(workers["workers"][0]["inventory"]["hostname"] == "gpu-node-1");
+  CHECK(workers["workers"][0]["inventory"]["devices"][0]["arch"] == "sm_90a");
+  CHECK(workers["workers"][0]["alive"] == false);  // heartbeat at t=1
+
+  // Pages.
+  auto page = Call(d, "GET", "/jobs/" + seeded->job_id);
+  CHECK(page.status == 200);
+  CHECK(page.body.find("data-page=\"job\"") != std::string::npos);
+  CHECK(Call(d, "GET", "/").body.find("data-page=\"jobs\"") != std::string::npos);
+  CHECK(Call(d, "GET", "/workers").body.find("data-page=\"workers\"") != std::string::npos);
+  CHECK(Call(d, "GET", "/static/app.js").content_type.find("javascript") != std::string::npos);
+}
+
+TEST_CASE("dashboard: unknown things are 404, wrong methods 405, with no echo of markup") {
+  Fixture f;
+  Dashboard d(f.store.get(), {});
+  auto r = Call(d, "GET", "/jobs/j-doesnotexist");
+  CHECK(r.status == 404);
+  CHECK(r.content_type.find("text/html") == 0);
+  CHECK(r.body.find("job j-doesnotexist") != std::string::npos);
+  r = Call(d, "GET", "/no/such/page%3Cscript%3E");
+  CHECK(r.status == 404);
+  CHECK(r.body.find("<script>") == std::string::npos);
+  CHECK(r.body.find("&lt;script&gt;") != std::string::npos);
+  CHECK(Call(d, "GET", "/api/jobs/j-nope").status == 404);
+  CHECK(J(Call(d, "GET", "/api/jobs/j-nope"))["error"] == "no job j-nope");
+  CHECK(Call(d, "GET", "/api/nothing").status == 404);
+  CHECK(Call(d, "GET", "/api/jobs/../../etc").status == 404);
+  r = Call(d, "DELETE", "/api/jobs");
+  CHECK(r.status == 405);
+  CHECK(r.headers.at(0).first == "Allow");
+  CHECK(Call(d, "POST", "/jobs").status == 405);
+  CHECK(Call(d, "GET", "/api/jobs/x/cancel").status == 405);
+}
+
+TEST_CASE("dashboard: read-only without a token; cancel needs the bearer token") {
+  Fixture f;
+  v1::JobSpec probe;
+  probe.set_kind(v1::JOB_KIND_PROBE);
+  auto pj = f.store->CreateJob(probe, {{"probe", "{}", "", true}}, 1, 1'000'000'000'000'000);
+  REQUIRE(pj.ok());
+  Dashboard ro(f.store.get(), {});
+  CHECK(J(Call(ro, "GET", "/api/info"))["admin"] == false);
+  CHECK(Call(ro, "POST", "/api/jobs/" + pj->id() + "/cancel", "Bearer x").status == 403);
+
+  DashboardOptions opt;
+  opt.admin_token = "s3cret";
+  Dashboard admin(f.store.get(), opt);
+  CHECK(J(Call(admin, "GET", "/api/info"))["admin"] == true);
+  CHECK(Call(admin, "POST", "/api/jobs/" + pj->id() + "/cancel").status == 401);
+  CHECK(Call(admin, "POST", "/api/jobs/" + pj->id() + "/cancel", "Bearer s3cre").status == 401);
+  CHECK(Call(admin, "POST", "/api/jobs/" + pj->id() + "/cancel", "Bearer s3cret!").status == 401);
+  CHECK(Call(admin, "POST", "/api/jobs/j-none/cancel", "Bearer s3cret").status == 404);
+  auto r = Call(admin, "POST", "/api/jobs/" + pj->id() + "/cancel", "Bearer s3cret");
+  CHECK(r.status == 200);
+  CHECK(J(r)["state"] == "cancelled");
+}
+
+TEST_CASE("dashboard: served over real HTTP; token file is read and checked") {
+  Fixture f;
+  std::string bound;
+  auto server = StartDashboard(f.store.get(), {}, "127.0.0.1:0", &bound);
+  REQUIRE(server.ok());
+  int port = http::PortOf(bound);
+  std::string r = http::HttpGet(port, "/api/jobs");
+  CHECK(r.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(json::parse(http::BodyOf(r))["jobs"].empty());
+  CHECK(http::HttpGet(port, "/nope").rfind("HTTP/1.1 404", 0) == 0);
+  (*server)->Shutdown();
+
+  std::ofstream(f.dir + "/tok") << "  abc \n";
+  CHECK(*ReadTokenFile(f.dir + "/tok") == "abc");
+  std::ofstream(f.dir + "/empty") << "\n";
+  CHECK(!ReadTokenFile(f.dir + "/empty").ok());
+  CHECK(!ReadTokenFile(f.dir + "/missing").ok());
+}
+
+}  // namespace
+}  // namespace argus::dashboard
