@@ -16,11 +16,13 @@ CASES = {
     "vector_add": ("vector_add.py", "sm_90a", {"op": "add", "a": "X", "b": "Y", "c": "Z"},
                    {"N": 1000}, {"N": 1 << 26}, "none"),
     "gemm_naive": ("gemm_naive.py", "sm_90a", GEMM, {"M": 48, "N": 40, "K": 24},
-                   {"M": 2048, "N": 2048, "K": 2048}, "none"),
+                   {"M": 2048, "N": 2048, "K": 2048}, "cublas"),
     "gemm_smem": ("gemm_smem.py", "sm_90a", GEMM, {"M": 64, "N": 64, "K": 64},
-                  {"M": 2048, "N": 2048, "K": 2048}, "none"),
+                  {"M": 2048, "N": 2048, "K": 2048}, "cublas"),
     "gemm_mma": ("gemm_mma.py", "sm_90a", GEMM, {"M": 128, "N": 128, "K": 64},
                  {"M": 4096, "N": 4096, "K": 4096}, "cublas"),
+    "gemm_mma_tuned": ("../bench/gemm_mma_tuned.py", "sm_90a", GEMM, {"M": 128, "N": 256, "K": 96},
+                       {"M": 4096, "N": 4096, "K": 4096}, "cublas"),
     "softmax": ("softmax.py", "sm_90a", {"op": "softmax", "a": "X", "c": "Y"},
                 {"R": 4, "N": 300}, {"R": 4096, "N": 4096}, "none"),
     "rmsnorm": ("rmsnorm.py", "sm_90a",
@@ -29,6 +31,10 @@ CASES = {
     "flash_attention": ("flash_attention.py", "sm_90a",
                         {"op": "attention", "a": "Q", "b": "K", "d": "V", "c": "O"},
                         {"BH": 1, "S": 64}, {"BH": 32, "S": 1024}, "none"),
+    "oob_store": ("../bench/bad_kernels.py", "sm_90a", {"op": "none", "c": "Z"}, {"N": 1024},
+                  {"N": 1024}, "none"),
+    "spin": ("../bench/bad_kernels.py", "sm_90a", {"op": "none", "c": "Z"}, {"N": 32}, {"N": 32},
+             "none"),
     "gemm_mfma32": ("gemm_mfma.py", "gfx942", GEMM, {"M": 64, "N": 64, "K": 32},
                     {"M": 4096, "N": 4096, "K": 4096}, "none"),
     "gemm_mfma16": ("gemm_mfma.py", "gfx942", dict(GEMM, rtol=1e-2, atol=1e-3),
@@ -45,7 +51,8 @@ def main():
             src = f.read()
         p = {"source": src, "kernel": kernel, "target": target, "check": check,
              "dims": small if size == "small" else large, "baseline": baseline,
-             "timeout_s": 20}
+             "timeout_s": 5 if kernel == "spin" else 20,
+             "timing": {"warmup": 3, "reps": 5} if size == "small" else {"warmup": 10, "reps": 30}}
         with open(os.path.join(out, kernel + ".json"), "w") as f:
             json.dump(p, f, indent=1)
 

@@ -927,20 +927,24 @@ absl::Status Emitter::Copy(const ir::Op& op) {
     ix.push_back(b_.CreateAdd(b_.CreateMul(tc, C64(vec)), C64(bj * tcols * vec + v)));
     return ix;
   };
-  int bytes = Bytes(rs.dt) * static_cast<int>(vec);
+  // Vector path: each thread's `vec` contiguous elements move in chunks of
+  // 16, 8 or 4 bytes (cp.async on sm_90a when async; buffer loads on gfx942).
+  const int eb = Bytes(rs.dt);
+  const int total = eb * static_cast<int>(vec);
+  const int bytes = total % 16 == 0 ? 16 : total % 8 == 0 ? 8 : total % 4 == 0 ? 4 : 0;
+  const int64_t celems = bytes > 0 ? bytes / eb : 0;
   const ViewFact& fs = facts_[sv];
   const ViewFact& fd = facts_[dv];
-  auto swz_ok = [&](const dsl::Swizzle& z) { return !z.active() || (int64_t{1} << z.m) >= vec; };
-  bool vectorize = vec > 1 && rs.dt == rd.dt && (bytes == 4 || bytes == 8 || bytes == 16) &&
-                   fs.stride.back() == 1 && fd.stride.back() == 1 && swz_ok(rs.swz) &&
-                   swz_ok(rd.swz) && rs.dt != DType::kBool;
+  auto swz_ok = [&](const dsl::Swizzle& z) { return !z.active() || (int64_t{1} << z.m) >= celems; };
+  bool vectorize = celems > 1 && rs.dt == rd.dt && fs.stride.back() == 1 && fd.stride.back() == 1 &&
+                   swz_ok(rs.swz) && swz_ok(rd.swz) && rs.dt != DType::kBool;
   bool async = op.ints[0] != 0 && !amd_ && rs.kind == ViewFact::Root::kTensor &&
                rd.kind == ViewFact::Root::kShared;
   BasicBlock* scalar = BasicBlock::Create(ctx_, "copy.scalar", fn_);
   if (vectorize) {
     Value* bits = b_.CreateOr(s.off, d.off);
     if (rank == 2) bits = b_.CreateOr(bits, b_.CreateOr(s.stride[0], d.stride[0]));
-    Value* aligned = b_.CreateICmpEQ(b_.CreateAnd(bits, C64(vec - 1)), C64(0));
+    Value* aligned = b_.CreateICmpEQ(b_.CreateAnd(bits, C64(celems - 1)), C64(0));
     BasicBlock* vb = BasicBlock::Create(ctx_, "copy.vec", fn_);
     b_.CreateCondBr(aligned, vb, scalar);
     b_.SetInsertPoint(vb);
@@ -948,22 +952,24 @@ absl::Status Emitter::Copy(const ir::Op& op) {
                           : llvm::FixedVectorType::get(b_.getInt32Ty(), bytes / 4);
     for (int64_t a = 0; a < nI; ++a) {
       for (int64_t bj = 0; bj < nJ; ++bj) {
-        std::vector<Value*> ix = idx(a, bj, 0);
-        Value* ls = Linear(s, ix);
-        Value* dp = ElemPtr(rd, Linear(d, ix));
-        if (async) {
-          I::ID id = bytes == 16  ? I::nvvm_cp_async_cg_shared_global_16
-                     : bytes == 8 ? I::nvvm_cp_async_ca_shared_global_8
-                                  : I::nvvm_cp_async_ca_shared_global_4;
-          Call(id, {dp, ElemPtr(rs, ls)});
-          continue;
+        for (int64_t v0 = 0; v0 < vec; v0 += celems) {
+          std::vector<Value*> ix = idx(a, bj, v0);
+          Value* ls = Linear(s, ix);
+          Value* dp = ElemPtr(rd, Linear(d, ix));
+          if (async) {
+            I::ID id = bytes == 16  ? I::nvvm_cp_async_cg_shared_global_16
+                       : bytes == 8 ? I::nvvm_cp_async_ca_shared_global_8
+                                    : I::nvvm_cp_async_ca_shared_global_4;
+            Call(id, {dp, ElemPtr(rs, ls)});
+            continue;
+          }
+          Value* x;
+          if (amd_ && rs.kind == ViewFact::Root::kTensor)
+            x = BufferLoad(rs.tensor, vt, b_.CreateMul(ls, C64(eb)));
+          else
+            x = b_.CreateAlignedLoad(vt, ElemPtr(rs, ls), llvm::Align(bytes));
+          b_.CreateAlignedStore(x, dp, llvm::Align(bytes));
         }
-        Value* x;
-        if (amd_ && rs.kind == ViewFact::Root::kTensor)
-          x = BufferLoad(rs.tensor, vt, b_.CreateMul(ls, C64(Bytes(rs.dt))));
-        else
-          x = b_.CreateAlignedLoad(vt, ElemPtr(rs, ls), llvm::Align(bytes));
-        b_.CreateAlignedStore(x, dp, llvm::Align(bytes));
       }
     }
     b_.CreateBr(done);
@@ -975,7 +981,14 @@ absl::Status Emitter::Copy(const ir::Op& op) {
     for (int64_t bj = 0; bj < nJ; ++bj) {
       for (int64_t v = 0; v < vec; ++v) {
         std::vector<Value*> ix = idx(a, bj, v);
-        Value* x = FromMem(b_.CreateLoad(MemTy(rs.dt), ElemPtr(rs, Linear(s, ix))), rs.dt);
+        Value* x;
+        if (amd_ && rs.kind == ViewFact::Root::kTensor && rs.dt != DType::kBool) {
+          Value* raw = BufferLoad(rs.tensor, b_.getIntNTy(8 * Bytes(rs.dt)),
+                                  b_.CreateMul(Linear(s, ix), C64(Bytes(rs.dt))));
+          x = b_.CreateBitCast(raw, MemTy(rs.dt));
+        } else {
+          x = FromMem(b_.CreateLoad(MemTy(rs.dt), ElemPtr(rs, Linear(s, ix))), rs.dt);
+        }
         b_.CreateStore(ToMem(Convert(x, rs.dt, rd.dt), rd.dt), ElemPtr(rd, Linear(d, ix)));
       }
     }
