@@ -17,4 +17,4 @@ def spin(X: Tensor[f32, "N"], Z: Tensor[f32, "N"]):
     k = 0
     while X[0] < 2.0:
         k += 1
-    Z[i] = f32(k)
+        Z[i] = f32(k)

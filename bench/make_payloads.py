@@ -23,6 +23,12 @@ CASES = {
                  {"M": 4096, "N": 4096, "K": 4096}, "cublas"),
     "gemm_mma_tuned": ("../bench/gemm_mma_tuned.py", "sm_90a", GEMM, {"M": 128, "N": 256, "K": 96},
                        {"M": 4096, "N": 4096, "K": 4096}, "cublas"),
+    "gemm_mma_tuned_bk64": ("../bench/gemm_mma_tuned.py", "sm_90a", GEMM,
+                            {"M": 128, "N": 128, "K": 128}, {"M": 4096, "N": 4096, "K": 4096},
+                            "cublas", {"BK": "64"}),
+    "gemm_mma_tuned_256": ("../bench/gemm_mma_tuned.py", "sm_90a", GEMM,
+                           {"M": 128, "N": 256, "K": 192}, {"M": 4096, "N": 4096, "K": 4096},
+                           "cublas", {"BN": "256", "STAGES": "4"}),
     "softmax": ("softmax.py", "sm_90a", {"op": "softmax", "a": "X", "c": "Y"},
                 {"R": 4, "N": 300}, {"R": 4096, "N": 4096}, "none"),
     "rmsnorm": ("rmsnorm.py", "sm_90a",
@@ -46,14 +52,17 @@ def main():
     out = sys.argv[1]
     size = sys.argv[sys.argv.index("--size") + 1] if "--size" in sys.argv else "small"
     os.makedirs(out, exist_ok=True)
-    for kernel, (fname, target, check, small, large, baseline) in CASES.items():
+    for name, case in CASES.items():
+        fname, target, check, small, large, baseline = case[:6]
+        consts = case[6] if len(case) > 6 else {}
+        kernel = "gemm_mma_tuned" if name.startswith("gemm_mma_tuned") else name
         with open(os.path.join(ROOT, "examples", fname)) as f:
             src = f.read()
-        p = {"source": src, "kernel": kernel, "target": target, "check": check,
+        p = {"source": src, "kernel": kernel, "target": target, "check": check, "consts": consts,
              "dims": small if size == "small" else large, "baseline": baseline,
-             "timeout_s": 5 if kernel == "spin" else 20,
+             "timeout_s": 3 if kernel == "spin" else 20,
              "timing": {"warmup": 3, "reps": 5} if size == "small" else {"warmup": 10, "reps": 30}}
-        with open(os.path.join(out, kernel + ".json"), "w") as f:
+        with open(os.path.join(out, name + ".json"), "w") as f:
             json.dump(p, f, indent=1)
 
 

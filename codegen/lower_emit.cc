@@ -1334,16 +1334,40 @@ absl::StatusOr<LoweredKernel> LowerKernel(const ir::Module& m, const ir::Functio
     DType t = k.vars[op->result].type.dtype;
     return t == DType::kBool ? tb.getInt8Ty() : ty(t);
   };
+  // Shared buffers: static globals, or — on sm_90a past the 48 KiB static
+  // limit — windows of one dynamic `extern .shared` array (the launch passes
+  // dynamic_shared_bytes and opts in to the larger size).
+  int64_t total = 0;
   for (const ir::Op* op : sh) {
+    total += (op->layout.Cosize() * dsl::DTypeBytes(k.vars[op->result].type.dtype) + 15) / 16 * 16;
+  }
+  const bool dynamic = target.vendor == GpuVendor::kNvidia && total > 48 * 1024;
+  llvm::GlobalVariable* dyn = nullptr;
+  if (dynamic) {
+    auto* at = llvm::ArrayType::get(tb.getInt8Ty(), 0);
+    dyn = new llvm::GlobalVariable(*out.module, at, false, llvm::GlobalValue::ExternalLinkage,
+                                   nullptr, "argus_dynamic_shared", nullptr,
+                                   llvm::GlobalValue::NotThreadLocal, 3);
+    dyn->setAlignment(llvm::Align(16));
+    md.dynamic_shared_bytes = static_cast<int>(total);
+  }
+  int64_t offset = 0;
+  for (const ir::Op* op : sh) {
+    int64_t bytes =
+        (op->layout.Cosize() * dsl::DTypeBytes(k.vars[op->result].type.dtype) + 15) / 16 * 16;
+    if (dynamic) {
+      e.shared_[op] =
+          llvm::ConstantExpr::getInBoundsGetElementPtr(tb.getInt8Ty(), dyn, tb.getInt64(offset));
+      offset += bytes;
+      continue;
+    }
     auto* at = llvm::ArrayType::get(elem(op), op->layout.Cosize());
     auto* gv = new llvm::GlobalVariable(*out.module, at, false, llvm::GlobalValue::InternalLinkage,
                                         llvm::UndefValue::get(at), k.vars[op->result].name, nullptr,
                                         llvm::GlobalValue::NotThreadLocal, 3);
     gv->setAlignment(llvm::Align(16));
     e.shared_[op] = gv;
-    int bytes =
-        static_cast<int>(op->layout.Cosize() * dsl::DTypeBytes(k.vars[op->result].type.dtype));
-    ms.shared_bytes += (bytes + 15) / 16 * 16;
+    ms.shared_bytes += static_cast<int>(bytes);
   }
   {
     // Locals live in the entry block as private arrays.

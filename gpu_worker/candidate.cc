@@ -280,9 +280,10 @@ absl::StatusOr<json> PrepareGpuRun(const CandidateRequest& r, const std::string&
   RETURN_IF_ERROR(codegen::WriteArtifacts(a, dir));
   ASSIGN_OR_RETURN(std::vector<runner::TensorSpec> ts, Tensors(*k, r, r.check.value("c", "")));
   json spec = SpecJson(r, *k, ts, FreshSeed(r.seed));
-  spec["kernel"] = {{"artifact", a.metadata.artifact}, {"format", a.metadata.format},
-                    {"symbol", a.metadata.symbol},     {"grid", a.metadata.grid},
-                    {"block", a.metadata.block},       {"shared_bytes", 0}};
+  spec["kernel"] = {
+      {"artifact", a.metadata.artifact}, {"format", a.metadata.format},
+      {"symbol", a.metadata.symbol},     {"grid", a.metadata.grid},
+      {"block", a.metadata.block},       {"shared_bytes", a.metadata.dynamic_shared_bytes}};
   std::ofstream(fs::path(dir) / "spec.json") << spec.dump(2);
   return spec;
 }
