@@ -56,6 +56,14 @@ TEST_CASE("Interpreter backend: correct kernels pass, a wrong one does not", "[c
                   {{"op", "softmax"}, {"a", "X"}, {"c", "Y"}}),
           o);
   CHECK(r["outcome"] == "ok");
+  r = Run(Payload("flash_attention.py", "flash_attention", {{"BH", 1}, {"S", 64}},
+                  {{"op", "attention"}, {"a", "Q"}, {"b", "K"}, {"d", "V"}, {"c", "O"}}),
+          o);
+  CHECK(r["outcome"] == "ok");
+  r = Run(Payload("rmsnorm.py", "rmsnorm", {{"R", 4}, {"N", 64}},
+                  {{"op", "rmsnorm"}, {"a", "X"}, {"b", "W"}, {"c", "Y"}}),
+          o);
+  CHECK(r["outcome"] == "ok");
   // A GEMM that skips the last K tile is wrong against the reference.
   json bad = Payload("gemm_smem.py", "gemm_smem", {{"M", 32}, {"N", 32}, {"K", 64}}, Gemm());
   std::string src = bad["source"];
