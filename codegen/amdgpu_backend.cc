@@ -89,6 +89,23 @@ absl::StatusOr<std::string> LinkAmdgpuCodeObject(const std::string& object) {
   return ReadFile(out);
 }
 
+absl::StatusOr<std::string> DisassembleAmdgpu(const std::string& code_object,
+                                              std::string_view arch) {
+  std::string objdump =
+      FindExecutable("ARGUS_OBJDUMP", "llvm-objdump-19", {"/usr/lib/llvm-19/bin/llvm-objdump"});
+  if (objdump.empty()) return absl::NotFoundError("llvm-objdump-19 not found (package llvm-19)");
+  ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("argus-objdump-"));
+  const std::string path = dir.File("kernel.hsaco");
+  RETURN_IF_ERROR(WriteFile(path, code_object));
+  ProcessOptions opt;
+  opt.argv = {objdump, "-d", "--mcpu=" + std::string(arch), path};
+  opt.timeout = std::chrono::milliseconds(60'000);
+  ASSIGN_OR_RETURN(ProcessResult r, RunWithTimeout(opt));
+  if (r.end != ProcessResult::End::kExited || r.exit_code != 0)
+    return absl::InternalError(absl::StrCat("llvm-objdump failed: ", r.stderr_text));
+  return r.stdout_text;
+}
+
 absl::StatusOr<std::string> EmitAmdgpuCodeObject(llvm::Module& module, std::string_view arch,
                                                  int code_object_version) {
   AmdgpuOptions options;

@@ -70,6 +70,12 @@ absl::StatusOr<AmdgpuArtifacts> CompileAmdgpu(llvm::Module& module,
 // Links relocatable AMDGPU object bytes into a shared code object.
 absl::StatusOr<std::string> LinkAmdgpuCodeObject(const std::string& object);
 
+// `llvm-objdump-19 -d --mcpu=<arch>` of a code object (from $ARGUS_OBJDUMP,
+// $PATH or /usr/lib/llvm-19/bin): what the compile checks grep for v_mfma_*,
+// buffer_load_*, ds_read_*.
+absl::StatusOr<std::string> DisassembleAmdgpu(const std::string& code_object,
+                                              std::string_view arch = "gfx942");
+
 // Kernel resources from a code object's (or object's) AMDGPU metadata note.
 absl::StatusOr<std::vector<KernelResources>> ReadAmdgpuMetadata(std::string_view code_object);
 

@@ -22,19 +22,9 @@ bool Contains(const std::string& s, const std::string& what) {
 }
 
 std::string Disassemble(const std::string& code_object) {
-  auto dir = TempDir::Create("argus-objdump-");
-  REQUIRE(dir.ok());
-  const std::string path = dir->File("k.hsaco");
-  REQUIRE(WriteFile(path, code_object).ok());
-  std::string objdump =
-      FindExecutable(nullptr, "llvm-objdump-19", {"/usr/lib/llvm-19/bin/llvm-objdump"});
-  REQUIRE(!objdump.empty());
-  ProcessOptions opt;
-  opt.argv = {objdump, "-d", "--mcpu=gfx942", path};
-  auto r = RunWithTimeout(opt);
-  REQUIRE(r.ok());
-  REQUIRE(r->exit_code == 0);
-  return r->stdout_text;
+  auto text = DisassembleAmdgpu(code_object);
+  REQUIRE(text.ok());
+  return *text;
 }
 
 TEST_CASE("Unknown architectures are refused", "[codegen]") {

@@ -34,6 +34,19 @@ WorkerDaemon::WorkerDaemon(DaemonOptions options) : options_(std::move(options))
            if (!st.ok()) return absl::InternalError(std::string(st.message()));
            return json;
          });
+  Handle(
+      "candidate",
+      [this](const v1::LeasedTask& task, const std::atomic<bool>&) -> absl::StatusOr<std::string> {
+        CandidateOptions o = options_.candidate;
+        if (o.runner_path.empty()) o.runner_path = options_.inventory.runner_path;
+        if (o.runner_path.empty()) o.runner_path = ExecutableDir() + "/argus-runner";
+        if (o.default_backend.empty()) {
+          o.default_backend = "interp";
+          for (const v1::Device& d : inventory_.devices())
+            if (d.backend() != "interp") o.default_backend = "gpu";
+        }
+        return HandleCandidate(task.payload_json(), o);
+      });
 }
 
 WorkerDaemon::~WorkerDaemon() { Stop(); }

@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "argus/v1/workers.grpc.pb.h"
+#include "gpu_worker/candidate.h"
 #include "gpu_worker/host_inventory.h"
 
 namespace argus::worker {
@@ -35,6 +36,10 @@ struct DaemonOptions {
   InventoryOptions inventory;
   int64_t task_delay_ms = 0;      // fault injection for tests: hold each task this long
   int64_t lease_wait_ms = 2'000;  // long-poll length
+  // The "candidate" handler (candidate.h). runner_path "" = the inventory's
+  // runner; default_backend "" = "gpu" when the inventory found a GPU, else
+  // "interp".
+  CandidateOptions candidate;
 };
 
 class WorkerDaemon {
@@ -42,7 +47,8 @@ class WorkerDaemon {
   explicit WorkerDaemon(DaemonOptions options);
   ~WorkerDaemon();
 
-  // Registers a handler for a task kind. "probe" is registered by default.
+  // Registers a handler for a task kind. "probe" and "candidate" are
+  // registered by default.
   void Handle(const std::string& kind, TaskHandler handler);
 
   // Runs until Stop(). Returns an error only for unrecoverable problems.

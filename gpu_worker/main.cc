@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   flags.String("server", &options.server, "argus-server address (host:port)");
   flags.String("runner", &options.inventory.runner_path,
                "path of argus-runner (default: beside this binary)");
+  flags.String("backend", &options.candidate.default_backend,
+               "candidate backend: interp or gpu (default: gpu when a GPU was found)");
   flags.Int("device", &device, "GPU index this worker owns (-1: all GPUs of the host)");
   flags.Int("task_delay_ms", &options.task_delay_ms,
             "fault injection for tests: hold every task this long before running it");

@@ -185,6 +185,9 @@ bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
       cs.a = c.value("a", "");
       cs.b = c.value("b", "");
       cs.c = c.value("c", "");
+      cs.d = c.value("d", "");
+      cs.eps = c.value("eps", cs.eps);
+      cs.causal = c.value("causal", false);
       cs.m = c.value("m", int64_t{0});
       cs.n = c.value("n", int64_t{0});
       cs.k = c.value("k", int64_t{0});
@@ -193,17 +196,19 @@ bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
       cs.samples = c.value("samples", cs.samples);
       cs.rtol = c.value("rtol", -1.0);
       cs.atol = c.value("atol", -1.0);
-      if (cs.op != "gemm" && cs.op != "add" && cs.op != "none") {
-        *error = "check.op must be gemm, add or none";
+      if (cs.op != "gemm" && cs.op != "add" && cs.op != "none" && cs.op != "softmax" &&
+          cs.op != "rmsnorm" && cs.op != "attention") {
+        *error = "check.op must be gemm, add, softmax, rmsnorm, attention or none";
         return false;
       }
-      for (const std::string* name : {&cs.a, &cs.b, &cs.c}) {
+      for (const std::string* name : {&cs.a, &cs.b, &cs.c, &cs.d}) {
         if (!name->empty() && s->Find(*name) == nullptr) {
           *error = "check names unknown tensor " + *name;
           return false;
         }
       }
-      if (cs.op != "none" && (cs.a.empty() || cs.b.empty() || cs.c.empty())) {
+      if (cs.op != "none" && (cs.a.empty() || (cs.b.empty() && cs.op != "softmax") ||
+                              cs.c.empty() || (cs.d.empty() && cs.op == "attention"))) {
         *error = "check." + cs.op + " needs a, b and c";
         return false;
       }
@@ -214,6 +219,14 @@ bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
         if (ta->elements() != cs.m * cs.k || tb->elements() != cs.k * cs.n ||
             tc->elements() != cs.m * cs.n) {
           *error = "check.gemm: tensor sizes do not match m, n, k";
+          return false;
+        }
+      }
+      if (cs.op == "softmax" || cs.op == "rmsnorm" || cs.op == "attention") {
+        int64_t want = cs.m * cs.n * (cs.op == "attention" ? cs.k : 1);
+        if (s->Find(cs.a)->elements() != want || s->Find(cs.c)->elements() != want) {
+          *error = "check." + cs.op + ": tensor sizes do not match m, n" +
+                   (cs.op == "attention" ? ", k" : "");
           return false;
         }
       }
@@ -232,8 +245,8 @@ bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
       s->flops = 2.0 * static_cast<double>(s->check.m) * s->check.n * s->check.k;
     }
     if (s->bytes == 0 && s->check.op != "none") {
-      for (const std::string& name : {s->check.a, s->check.b, s->check.c}) {
-        s->bytes += static_cast<double>(s->Find(name)->bytes());
+      for (const std::string& name : {s->check.a, s->check.b, s->check.c, s->check.d}) {
+        if (!name.empty()) s->bytes += static_cast<double>(s->Find(name)->bytes());
       }
     }
   } catch (const json::exception& e) {
@@ -375,8 +388,8 @@ const HostTensor* FindTensor(const std::vector<HostTensor>& ts, const std::strin
 void DefaultTolerance(const std::string& op, DType out, double* rtol, double* atol) {
   switch (out) {
     case DType::kF32:
-      *rtol = op == "gemm" ? 2e-4 : 1e-6;
-      *atol = op == "gemm" ? 1e-5 : 0;
+      *rtol = op == "gemm" ? 2e-4 : op == "add" || op == "none" ? 1e-6 : 1e-4;
+      *atol = op == "gemm" ? 1e-5 : op == "add" || op == "none" ? 0 : 1e-6;
       break;
     case DType::kBF16:
       *rtol = 1e-2;
@@ -481,6 +494,69 @@ CheckResult CheckOutput(const CheckSpec& check, const std::vector<HostTensor>& t
         element(static_cast<int64_t>(rng.Next() % static_cast<uint64_t>(M)),
                 static_cast<int64_t>(rng.Next() % static_cast<uint64_t>(N)));
       }
+    }
+  }
+  if (check.op == "softmax" || check.op == "rmsnorm" || check.op == "attention") {
+    const HostTensor* a = FindTensor(tensors, check.a);
+    const HostTensor* b = check.b.empty() ? nullptr : FindTensor(tensors, check.b);
+    const HostTensor* v = check.d.empty() ? nullptr : FindTensor(tensors, check.d);
+    const int64_t M = check.m, N = check.n, D = check.k;
+    // One reference row: softmax/rmsnorm row r (N outputs), attention row
+    // (bh, i) = r (D outputs).
+    auto row = [&](int64_t rr) {
+      if (check.op == "softmax") {
+        double mx = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < N; ++j) mx = std::max(mx, a->At(rr * N + j));
+        for (int64_t j = 0; j < N; ++j) sum += std::exp(a->At(rr * N + j) - mx);
+        for (int64_t j = 0; j < N; ++j) {
+          double want = std::exp(a->At(rr * N + j) - mx) / sum;
+          compare(rr * N + j, want, want);
+        }
+      } else if (check.op == "rmsnorm") {
+        double ss = 0;
+        for (int64_t j = 0; j < N; ++j) ss += a->At(rr * N + j) * a->At(rr * N + j);
+        double scale = 1.0 / std::sqrt(ss / static_cast<double>(N) + check.eps);
+        for (int64_t j = 0; j < N; ++j) {
+          double want = a->At(rr * N + j) * scale * b->At(j);
+          compare(rr * N + j, want, std::fabs(want));
+        }
+      } else {
+        int64_t bh = rr / N, i = rr % N;
+        const int64_t base = bh * N * D;
+        std::vector<double> s(static_cast<size_t>(N)), o(static_cast<size_t>(D), 0.0),
+            abso(static_cast<size_t>(D), 0.0);
+        double mx = -INFINITY, l = 0;
+        int64_t last = check.causal ? i : N - 1;
+        for (int64_t j = 0; j <= last; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < D; ++d) dot += a->At(base + i * D + d) * b->At(base + j * D + d);
+          s[j] = dot / std::sqrt(static_cast<double>(D));
+          mx = std::max(mx, s[j]);
+        }
+        for (int64_t j = 0; j <= last; ++j) {
+          double p = std::exp(s[j] - mx);
+          l += p;
+          for (int64_t d = 0; d < D; ++d) {
+            o[d] += p * v->At(base + j * D + d);
+            abso[d] += p * std::fabs(v->At(base + j * D + d));
+          }
+        }
+        for (int64_t d = 0; d < D; ++d) compare(base + i * D + d, o[d] / l, abso[d] / l);
+      }
+    };
+    const int64_t rows = check.op == "attention" ? M * N : M;
+    const int64_t work = check.op == "attention" ? M * N * N * D : M * N;
+    if (work <= check.full_max_macs) {
+      r.mode = "full";
+      for (int64_t rr = 0; rr < rows; ++rr) row(rr);
+    } else {
+      r.mode = "sampled";
+      row(0);
+      row(rows - 1);
+      const int64_t per = check.op == "attention" ? D : N;
+      SplitMix64 rng{seed ^ 0x50f7a4ull};
+      for (int64_t done = 0; done < check.samples; done += per)
+        row(static_cast<int64_t>(rng.Next() % static_cast<uint64_t>(rows)));
     }
   }
   r.rel_l2_err = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);

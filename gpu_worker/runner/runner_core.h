@@ -16,7 +16,13 @@
 //    "check": {"op": "gemm", "a": "A", "b": "B", "c": "C", "m": M, "n": N, "k": K,
 //              "b_layout": "nk|kn", "full_max_macs": 134217728, "samples": 4096,
 //              "rtol": 2e-4, "atol": 1e-5}
-//           | {"op": "add", "a": "a", "b": "b", "c": "c"} | {"op": "none", "c": "C"},
+//           | {"op": "add", "a": "a", "b": "b", "c": "c"} | {"op": "none", "c": "C"}
+//           | {"op": "softmax", "a": "X", "c": "Y", "m": rows, "n": cols}
+//           | {"op": "rmsnorm", "a": "X", "b": "W", "c": "Y", "m": rows, "n": cols, "eps": 1e-6}
+//           | {"op": "attention", "a": "Q", "b": "K", "d": "V", "c": "O", "m": batch*heads,
+//              "n": seq, "k": head_dim, "causal": false},
+//   (row problems check every row when m*n*k <= full_max_macs, else `samples`
+//    elements' worth of random rows plus the first and last, each in f64)
 //    "baseline": "cublas" | "none",
 //    "timing": {"warmup": 10, "reps": 50, "flush_l2": true},
 //    "seed": 1, "timeout_s": 20, "flops": 0, "bytes": 0}
@@ -62,13 +68,15 @@ struct ArgSpec {
 };
 
 struct CheckSpec {
-  std::string op = "none";  // gemm | add | none
-  std::string a, b, c;
+  std::string op = "none";  // gemm | add | softmax | rmsnorm | attention | none
+  std::string a, b, c, d;
   int64_t m = 0, n = 0, k = 0;
   std::string b_layout = "nk";  // B stored [N, K] ("nk") or [K, N] ("kn")
   int64_t full_max_macs = int64_t{1} << 27;
   int64_t samples = 4096;
   double rtol = -1, atol = -1;  // < 0: the output dtype's default
+  double eps = 1e-6;            // rmsnorm
+  bool causal = false;          // attention
 };
 
 struct RunSpec {

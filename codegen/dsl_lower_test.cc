@@ -1,0 +1,186 @@
+// Compile-side checks of the DSL lowering (no GPU needed): every example
+// compiles for both targets or says which target lacks what; the PTX
+// assembles with ptxas; the gfx942 disassembly has the intended instructions.
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "codegen/amdgpu_backend.h"
+#include "codegen/compile_cli.h"
+#include "codegen/dsl_compile.h"
+#include "codegen/lower.h"
+#include "codegen/nvptx_backend.h"
+#include "dsl/check.h"
+
+namespace argus::codegen {
+namespace {
+
+std::string Example(const std::string& name) {
+  return std::string(ARGUS_SOURCE_DIR) + "/examples/" + name;
+}
+
+bool Has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
+
+DslArtifacts MustCompile(const std::string& file, const std::string& kernel,
+                         const std::string& target, int cov = 5) {
+  DslCompileOptions o;
+  o.target = target;
+  o.kernel = kernel;
+  o.code_object_version = cov;
+  auto a = CompileDslFile(file, o);
+  INFO(file << " " << kernel << " " << target << ": " << a.status().message());
+  REQUIRE(a.ok());
+  return *std::move(a);
+}
+
+struct Case {
+  const char* file;
+  const char* kernel;
+  const char* own;  // the arch it is pinned to ("" = portable)
+};
+const Case kCases[] = {
+    {"vector_add.py", "vector_add", ""},
+    {"gemm_naive.py", "gemm_naive", ""},
+    {"gemm_smem.py", "gemm_smem", ""},
+    {"softmax.py", "softmax", ""},
+    {"rmsnorm.py", "rmsnorm", ""},
+    {"flash_attention.py", "flash_attention", ""},
+    {"gemm_mma.py", "gemm_mma", "sm_90a"},
+    {"gemm_mfma.py", "gemm_mfma32", "gfx942"},
+    {"gemm_mfma.py", "gemm_mfma16", "gfx942"},
+};
+
+TEST_CASE("Every example compiles for both targets or names the target it lacks", "[lower]") {
+  bool ptxas = FindPtxas().has_value();
+  for (const Case& c : kCases) {
+    for (const char* target : {"sm_90a", "gfx942"}) {
+      DslCompileOptions o;
+      o.target = target;
+      o.kernel = c.kernel;
+      auto a = CompileDslFile(Example(c.file), o);
+      INFO(c.kernel << " for " << target << ": " << a.status().message());
+      if (*c.own && std::string(c.own) != target) {
+        REQUIRE_FALSE(a.ok());
+        std::string msg(a.status().message());
+        CHECK(Has(msg, c.own));
+        CHECK(Has(msg, std::string(c.file) + ":"));  // located
+        continue;
+      }
+      REQUIRE(a.ok());
+      CHECK(a->metadata.symbol == c.kernel);
+      if (std::string(target) == "sm_90a") {
+        CHECK(Has(a->ptx, ".target sm_90a"));
+        if (ptxas) {
+          CHECK(a->metadata.format == "cubin");  // ptxas -arch=sm_90a accepted it
+          CHECK(!a->cubin.empty());
+          CHECK(a->metadata.resources.registers > 0);
+        }
+      } else {
+        CHECK(a->metadata.format == "hsaco");
+        CHECK(a->metadata.resources.scratch_bytes == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("gfx942 GEMMs use MFMA, buffer loads and LDS, with no scratch", "[lower]") {
+  for (const char* kernel : {"gemm_mfma32", "gemm_mfma16"}) {
+    DslArtifacts a = MustCompile(Example("gemm_mfma.py"), kernel, "gfx942");
+    auto text = DisassembleAmdgpu(a.code_object);
+    REQUIRE(text.ok());
+    INFO(kernel);
+    CHECK(Has(*text, std::string("v_mfma_f32_") + (kernel[9] == '3' ? "32x32x8" : "16x16x16")));
+    CHECK(Has(*text, "buffer_load"));
+    CHECK(Has(*text, "ds_read"));
+    CHECK(Has(*text, "ds_write"));
+    CHECK_FALSE(Has(*text, "scratch_"));
+    CHECK(a.metadata.resources.scratch_bytes == 0);
+    CHECK(a.metadata.resources.vgpr_spills == 0);
+    CHECK(a.metadata.resources.static_shared_bytes > 0);
+  }
+  DslArtifacts s = MustCompile(Example("gemm_smem.py"), "gemm_smem", "gfx942");
+  auto text = DisassembleAmdgpu(s.code_object);
+  REQUIRE(text.ok());
+  CHECK(Has(*text, "ds_read_b128"));
+  CHECK(s.metadata.resources.scratch_bytes == 0);
+}
+
+TEST_CASE("gfx942 hints lower to s_waitcnt / sched_group_barrier / s_setprio", "[lower]") {
+  DslCompileOptions o;
+  o.target = "gfx942";
+  o.kernel = "gemm_mfma32";
+  o.want_llvm = true;
+  auto a = CompileDslFile(Example("gemm_mfma.py"), o);
+  REQUIRE(a.ok());
+  CHECK(Has(a->assembly, "s_waitcnt vmcnt(0)"));
+  CHECK(Has(a->llvm_ir, "@llvm.amdgcn.sched.group.barrier(i32 8, i32 1, i32 0)"));
+  DslArtifacts b = MustCompile(Example("gemm_mfma.py"), "gemm_mfma16", "gfx942");
+  CHECK(Has(b.assembly, "s_setprio 1"));
+  DslArtifacts v4 = MustCompile(Example("vector_add.py"), "vector_add", "gfx942", 4);
+  auto ver = ReadCodeObjectVersion(v4.code_object);
+  REQUIRE(ver.ok());
+  CHECK(*ver == 4);
+}
+
+TEST_CASE("sm_90a GEMM uses cp.async, ldmatrix, mma.sync and 16-byte accesses", "[lower]") {
+  DslArtifacts a = MustCompile(Example("gemm_mma.py"), "gemm_mma", "sm_90a");
+  CHECK(Has(a.ptx, "cp.async.cg.shared.global"));
+  CHECK(Has(a.ptx, "cp.async.commit_group"));
+  CHECK(Has(a.ptx, "cp.async.wait_group"));
+  CHECK(Has(a.ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
+  CHECK(Has(a.ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"));
+  CHECK(Has(a.ptx, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
+  if (FindPtxas()) {
+    CHECK(a.metadata.resources.spill_stores == 0);
+    CHECK(a.metadata.resources.static_shared_bytes == 32768);
+  }
+  DslArtifacts s = MustCompile(Example("flash_attention.py"), "flash_attention", "sm_90a");
+  CHECK(Has(s.ptx, "ld.global.v4.u32"));  // the copies' 16-byte vector path
+  DslArtifacts r = MustCompile(Example("rmsnorm.py"), "rmsnorm", "sm_90a");
+  CHECK(Has(r.ptx, "shfl.sync.idx.b32"));
+}
+
+TEST_CASE("Unsupported constructs are located errors", "[lower]") {
+  const char* src = R"(
+@kernel(threads=32)
+def k(X: Tensor[f32, "N"], Y: Tensor[f32, "N"]):
+    grid(1)
+    t = e4m3(X[thread_id()])
+    Y[thread_id()] = f32(t)
+)";
+  DslCompileOptions o;
+  o.target = "sm_90a";
+  auto a = CompileDslSource("fp8.py", src, o);
+  REQUIRE_FALSE(a.ok());
+  std::string msg(a.status().message());
+  CHECK(Has(msg, "fp8"));
+  CHECK(Has(msg, "fp8.py:5:"));
+  o.target = "gfx950";
+  CHECK_FALSE(CompileDslSource("fp8.py", src, o).ok());
+}
+
+TEST_CASE("Launch geometry and argus compile", "[lower]") {
+  DslCompileOptions o;
+  o.target = "sm_90a";
+  o.dims = {{"M", 1000}, {"N", 300}, {"K", 64}};
+  auto a = CompileDslFile(Example("gemm_mma.py"), o);
+  REQUIRE(a.ok());
+  CHECK(a->metadata.grid == std::array<int, 3>{8, 3, 1});
+  CHECK(a->metadata.block == std::array<int, 3>{256, 1, 1});
+  REQUIRE(a->metadata.params.size() == 6);
+  CHECK(a->metadata.params[0].kind == "ptr");
+  CHECK(a->metadata.params[0].dtype == "bf16");
+  CHECK(a->metadata.params[3].name == "M");
+  std::ostringstream out;
+  REQUIRE(
+      CompileVerb({Example("vector_add.py"), "--target", "gfx942", "--emit", "llvm"}, out).ok());
+  CHECK(Has(out.str(), "define amdgpu_kernel void @vector_add"));
+  std::ostringstream bad;
+  CHECK_FALSE(
+      CompileVerb({Example("vector_add.py"), "--target", "sm_75", "-o", "/tmp/x"}, bad).ok());
+}
+
+}  // namespace
+}  // namespace argus::codegen
