@@ -1,6 +1,8 @@
 #include "verifier/verify.h"
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -318,6 +320,10 @@ class Engine {
                   const std::function<void(const ProofResult&, Finding*)>& explain) {
     rep_->obligations++;
     auto r = solver_.Prove(!bad, facts_, watch);
+    if (trace_ && r.ok()) {
+      std::fprintf(stderr, "[verifier] %s %d:%d %s %.3fs\n", check.c_str(), op.loc.line, op.loc.col,
+                   VerdictName(r->verdict), r->seconds);
+    }
     if (!r.ok()) {
       Finding f;
       f.severity = Severity::kUnknown;
@@ -420,6 +426,7 @@ class Engine {
   };
   std::optional<Wait> wait_;
   bool counts_ok_ = true;
+  bool trace_ = std::getenv("ARGUS_VERIFIER_TRACE") != nullptr;
 };
 
 std::vector<Cand> Engine::Candidates(const Event& rd, const std::vector<expr>& L,
@@ -600,6 +607,7 @@ void Engine::CheckOob(const Op& op, const View& v, const std::vector<expr>& coor
     f->message = absl::StrCat("out-of-bounds access to ",
                               v.space == dsl::Space::kGlobal ? "tensor " : "shared buffer ", name,
                               " at (", absl::StrJoin(cs, ","), ")");
+    f->cex.expected = "an index within the shape";
     f->cex.actual = absl::StrCat(name, "(", absl::StrJoin(cs, ","), ")");
   });
 }
@@ -854,7 +862,7 @@ void Engine::CheckMmaK(const Op& op) {
   Obligation("mma_k_mismatch", op, bad, watch, [&](const ProofResult& r, Finding* f) {
     f->message = "MMA operands disagree on K: the A and B fragments come from different K slices";
     f->cex.coordinates = {M(r, "@i"), M(r, "@kk")};
-    f->cex.expected = absl::StrCat("B row k=", M(r, "@ka"));
+    f->cex.expected = absl::StrCat("A column k=", M(r, "@ka"));
     f->cex.actual = absl::StrCat("B row k=", M(r, "@kb"));
   });
 }
@@ -946,16 +954,24 @@ absl::Status Engine::DoLoadFragment(const Op& op) {
     bool isA = g.role == dsl::FragRole::kA;
     int tr = isA ? mi->m : mi->k, tc = isA ? mi->k : mi->n;
     z3::sort is = c_.int_sort();
-    expr arr = z3::const_array(is, I(0));
     int regs = isA ? mi->regs_a : mi->regs_b;
+    std::vector<int> table(tr * tc, 0);
     for (int lane = 0; lane < mi->warp_size; ++lane) {
       for (int r = 0; r < regs; ++r) {
         int row, col;
         (isA ? mi->a_coord : mi->b_coord)(lane, r, &row, &col);
-        arr = z3::store(arr, I(row * tc + col), I(lane));
+        table[row * tc + col] = lane;
       }
     }
-    expr lane = z3::select(arr, z3::mod(el[0], I(tr)) * I(tc) + z3::mod(el[1], I(tc)));
+    // lane = table[(i % tr) * tc + j % tc], as a balanced ite over the index bits
+    expr ix = z3::mod(el[0], I(tr)) * I(tc) + z3::mod(el[1], I(tc));
+    std::function<expr(int, int)> tree = [&](int lo, int hi) -> expr {
+      if (hi - lo == 1) return I(table[lo]);
+      int mid = (lo + hi) / 2;
+      return z3::ite(ix < I(mid), tree(lo, mid), tree(mid, hi));
+    };
+    expr lane = tree(0, tr * tc);
+    (void)is;
     expr other = Fresh("wfree");
     expr warp(c_);
     if (isA) {
