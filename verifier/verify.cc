@@ -319,6 +319,19 @@ class Engine {
                   const std::vector<std::pair<std::string, expr>>& watch,
                   const std::function<void(const ProofResult&, Finding*)>& explain) {
     rep_->obligations++;
+    if (opt_.deadline_ms > 0 && NowMs() > deadline_) {
+      if (!deadline_reported_) {
+        Finding f;
+        f.severity = Severity::kUnknown;
+        f.check = check;
+        f.message = "unknown: deadline exceeded before this and later obligations were decided";
+        f.loc = op.loc;
+        f.source_line = Src(op.loc);
+        rep_->findings.push_back(f);
+        deadline_reported_ = true;
+      }
+      return;
+    }
     auto r = solver_.Prove(!bad, facts_, watch);
     if (trace_ && r.ok()) {
       std::fprintf(stderr, "[verifier] %s %d:%d %s %.3fs\n", check.c_str(), op.loc.line, op.loc.col,
@@ -426,6 +439,13 @@ class Engine {
   };
   std::optional<Wait> wait_;
   bool counts_ok_ = true;
+  bool deadline_reported_ = false;
+  int64_t deadline_ = NowMs() + opt_.deadline_ms;
+  static int64_t NowMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
   bool trace_ = std::getenv("ARGUS_VERIFIER_TRACE") != nullptr;
 };
 
@@ -1589,7 +1609,10 @@ absl::StatusOr<Report> Verify(const dsl::ir::Module& module, const VerifyOptions
   }
   rep.kernel = absl::StrJoin(names, ",");
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (options.use_cache) {
+  bool complete = true;
+  for (const Finding& f : rep.findings)
+    complete &= f.message.find("deadline exceeded") == std::string::npos;
+  if (options.use_cache && complete) {
     std::lock_guard<std::mutex> l(cache_mu);
     Cache()[key] = rep;
   }

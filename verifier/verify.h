@@ -36,6 +36,9 @@ struct VerifyOptions {
   unsigned solver_timeout_ms = 5000;  // per obligation; a timeout is "unknown"
   int window = 4;                     // earlier iterations resolved exactly
   bool use_cache = true;
+  // Wall-clock budget for the whole verification (0: none). Obligations
+  // past it are reported "unknown: deadline exceeded", never "proved".
+  int64_t deadline_ms = 0;
 };
 
 absl::StatusOr<Report> Verify(const dsl::ir::Module& module, const VerifyOptions& options);
