@@ -389,9 +389,14 @@ class Engine {
     auto it = r.model.find(k);
     return it == r.model.end() ? 0 : it->second;
   }
-  std::string TagText(const ProofResult& r, const std::string& p, int kind, int tensor) {
-    if (kind == 2) return "uninitialized (no write reaches it)";
-    if (kind != 1 || tensor < 0) return "a computed value (no tensor tag)";
+  std::string TagText(const ProofResult& r, const std::string& p, const Tag& t,
+                      const std::string& field) {
+    if (t.kind == 2) return absl::StrCat(field, "=", M(r, absl::StrCat(p, 0)));
+    if (t.kind == 0 && !field.empty())
+      return absl::StrCat("no '", field, "' tag (never bound, or reset)");
+    int tensor = t.tensor;
+    if (t.kind != 1 || tensor < 0)
+      return "no tensor tag (reset by reset_tags, or a computed value)";
     std::vector<int64_t> cs;
     for (size_t d = 0; d < f_.tensors[tensor].shape.size(); ++d)
       cs.push_back(M(r, absl::StrCat(p, d)));
@@ -701,140 +706,186 @@ void Engine::CheckRaces() {
   }
 }
 
-void Engine::CheckAssert(const Op& op) {
-  Val& x = vals_[op.operands[0]];
-  const Event* rd = nullptr;
+// One side of a tag comparison: the tag an element (index `idx`) of a
+// fragment or view holds, as candidates (condition, tag) in recency order.
+struct Side {
+  bool ok = false;
   std::vector<expr> idx;
-  View gview;
-  bool global = false;
-  if (x.k == Val::kFrag && x.read_event >= 0) {
-    rd = &events_[x.read_event];
-    idx = rd->elem;
-    if (x.frag_global) {
-      global = true;
+  std::optional<expr> guard, thread, none;
+  std::vector<std::pair<expr, Tag>> cands;  // condition, tag
+  std::vector<const Cand*> src;             // writer of each candidate (or null)
+  std::vector<Cand> store;
+  std::optional<dsl::FragGeom> geom;
+};
+
+void Engine::CheckAssert(const Op& op) {
+  bool eq = op.code == OpCode::kAssertTagEq;
+  std::string field = eq ? "" : op.name;
+  auto side = [&](int var, const std::vector<expr>* pin, Side* s) {
+    Val& x = vals_[var];
+    const Event* rd = nullptr;
+    bool global = false;
+    View gview;
+    if (x.k == Val::kFrag && x.read_event >= 0) {
+      rd = &events_[x.read_event];
+      global = x.frag_global;
       gview = x.view;
+    } else if (x.k == Val::kView && x.view.ok && x.view.space != dsl::Space::kLocal) {
+      Event& e = NewEvent(op, x.view, false);
+      e.is_virtual = true;
+      std::vector<int64_t> ext;
+      expr range(c_);
+      e.elem = ElemVars(x.view, "i", &ext, &range);
+      e.coords = Coords(x.view, e.elem);
+      e.guard = *pc_ && range;
+      global = x.view.space == dsl::Space::kGlobal;
+      if (global) e.alloc = -2;
+      gview = x.view;
+      rd = &e;
+    } else {
+      return;
     }
-  } else if (x.k == Val::kView && x.view.ok && x.view.space == dsl::Space::kShared) {
-    Event& e = NewEvent(op, x.view, false);
-    e.is_virtual = true;
-    std::vector<int64_t> ext;
-    expr range(c_);
-    e.elem = ElemVars(x.view, "i", &ext, &range);
-    e.coords = Coords(x.view, e.elem);
-    e.guard = *pc_ && range;
-    rd = &e;
-    idx = e.elem;
-  } else if (x.k == Val::kView && x.view.ok && x.view.space == dsl::Space::kGlobal) {
-    global = true;
-    gview = x.view;
-    std::vector<int64_t> ext;
-    expr range(c_);
-    idx = ElemVars(x.view, "i", &ext, &range);
-    Event& e = NewEvent(op, x.view, false);
-    e.is_virtual = true;
-    e.alloc = -2;
-    e.elem = idx;
-    e.guard = *pc_ && range;
-    rd = &e;
-  } else {
-    Unsupported(op, "assert_tag on a value the verifier does not track (only fragments and views)");
-    return;
-  }
-  // expected, from the lambda
-  if (op.regions.empty() || op.regions[0].empty()) return;
-  for (size_t p = 0; p < op.region_params.size() && p < idx.size(); ++p)
-    SetScalar(op.region_params[p], idx[p]);
-  for (const Op& o : op.regions[0]) {
-    if (o.code != OpCode::kYield) (void)Step(o);
-  }
-  const Op& y = op.regions[0].back();
-  std::vector<expr> expv;
-  for (int v : y.operands) expv.push_back(IntOf(v));
-  if (!op.name.empty()) {
-    Unsupported(op, "custom tag assertions (tag names) are not checked yet");
-    return;
-  }
-  int tensor = static_cast<int>(op.ints.empty() ? -1 : op.ints[0]);
-  auto watch = BaseWatch();
-  for (size_t j = 0; j < idx.size(); ++j) watch.emplace_back(absl::StrCat("@e", j), idx[j]);
-  for (size_t j = 0; j < expv.size(); ++j) watch.emplace_back(absl::StrCat("@x", j), expv[j]);
-  watch.emplace_back("@rt", *rd->thread);
-  expr bad = c_.bool_val(false);
-  std::vector<Cand> cands;
-  if (global) {
-    auto cs = Coords(gview, idx);
-    expr neq = c_.bool_val(gview.base != tensor);
-    for (size_t d = 0; d < cs.size() && d < expv.size(); ++d) {
-      neq = neq || cs[d] != expv[d];
-      watch.emplace_back(absl::StrCat("@a0_", d), cs[d]);
-    }
-    bad = *rd->guard && neq;
-    watch.emplace_back("@w0", bad);
-  } else {
-    cands = Candidates(*rd, rd->coords, "");
-    expr prior = c_.bool_val(true), none = *rd->guard;
-    for (size_t i = 0; i < cands.size(); ++i) {
-      const Cand& c = cands[i];
-      expr neq = c_.bool_val(c.tag.kind != 1 || c.tag.tensor != tensor);
-      if (c.tag.kind == 1) {
-        for (size_t d = 0; d < expv.size() && d < c.tag.c.size(); ++d) {
-          neq = neq || c.tag.c[d] != expv[d];
-          watch.emplace_back(absl::StrCat("@a", i, "_", d), c.tag.c[d]);
-        }
+    z3::expr_vector from(c_), to(c_);
+    if (pin) {
+      if (pin->size() != rd->elem.size()) return;
+      for (size_t j = 0; j < pin->size(); ++j) {
+        from.push_back(rd->elem[j]);
+        to.push_back((*pin)[j]);
       }
-      for (const auto& [n, v] : c.iters) watch.emplace_back(absl::StrCat("@wi", i, ":", n), v);
-      expr ind = *rd->guard && prior && c.body && neq;
-      watch.emplace_back(absl::StrCat("@w", i), ind);
-      bad = bad || ind;
+    }
+    auto P = [&](const expr& e) { return pin ? const_cast<expr&>(e).substitute(from, to) : e; };
+    s->ok = true;
+    s->geom = rd->geom;
+    for (const expr& e : rd->elem) s->idx.push_back(P(e));
+    s->guard = P(*rd->guard);
+    s->thread = P(*rd->thread);
+    if (global) {
+      Tag t;
+      t.kind = field.empty() ? 1 : 0;
+      t.tensor = gview.base;
+      for (const expr& c : Coords(gview, rd->elem)) t.c.push_back(P(c));
+      s->cands.emplace_back(c_.bool_val(true), t);
+      s->src.push_back(nullptr);
+      s->none = c_.bool_val(false);
+      return;
+    }
+    s->store = Candidates(*rd, rd->coords, field);
+    expr prior = c_.bool_val(true), none = c_.bool_val(true);
+    for (const Cand& c : s->store) {
+      Tag t = c.tag;
+      for (expr& e : t.c) e = P(e);
+      s->cands.emplace_back(P(prior && c.body), t);
+      s->src.push_back(&c);
       if (c.window) prior = prior && !c.excl;
       none = none && !c.excl;
     }
-    watch.emplace_back("@none", none);
-    bad = bad || none;
+    s->none = P(none);
+  };
+  Side a;
+  side(op.operands[0], nullptr, &a);
+  if (!a.ok) {
+    Unsupported(op, "assert_tag on a value the verifier does not track (only fragments and views)");
+    return;
   }
-  const Event rdc = *rd;
-  Obligation("tag_assert", op, bad, watch,
-             [&, tensor, cands, rdc](const ProofResult& r, Finding* f) {
-               std::vector<int64_t> cs;
-               for (size_t j = 0; j < idx.size(); ++j) cs.push_back(M(r, absl::StrCat("@e", j)));
-               f->cex.coordinates = cs;
-               f->cex.expected = TagText(r, "@x", 1, tensor);
-               if (rdc.geom) {
-                 int64_t t = M(r, "@rt");
-                 int warp = static_cast<int>(t / f_.warp_size);
-                 f->cex.thread = t;
-                 f->cex.warp = warp;
-                 f->cex.lane = t % f_.warp_size;
-                 for (int e = 0; e < rdc.geom->PerLane(); ++e) {
-                   int rr, cc;
-                   rdc.geom->Coord(warp, static_cast<int>(f->cex.lane), e, &rr, &cc);
-                   if (cs.size() == 2 && rr == cs[0] && cc == cs[1]) {
-                     f->cex.element = e;
-                     break;
-                   }
-                 }
-               }
-               f->message = "tag assertion does not hold";
-               if (global) {
-                 f->cex.actual = TagText(r, "@a0_", 1, gview.base);
-                 return;
-               }
-               f->cex.actual = "uninitialized (no write reaches it)";
-               for (size_t i = 0; i < cands.size(); ++i) {
-                 if (!M(r, absl::StrCat("@w", i))) continue;
-                 const Cand& c = cands[i];
-                 f->cex.actual = TagText(r, absl::StrCat("@a", i, "_"), c.tag.kind, c.tag.tensor);
-                 f->cex.written_at = c.w->op->loc;
-                 f->cex.written_source = Src(c.w->op->loc);
-                 std::vector<std::string> wi;
-                 for (const auto& [n, v] : c.iters)
-                   wi.push_back(absl::StrCat(n, "=", M(r, absl::StrCat("@wi", i, ":", n))));
-                 f->cex.written_iteration = absl::StrJoin(wi, ",");
-                 if (c.w->async)
-                   f->message = "tag assertion does not hold (value from an async copy)";
-                 break;
-               }
-             });
+  Side b;
+  if (eq) {
+    side(op.operands[1], &a.idx, &b);
+    if (!b.ok) {
+      Unsupported(op, "assert_tag_eq on a value the verifier does not track");
+      return;
+    }
+  } else {
+    // expected, from the lambda
+    if (op.regions.empty() || op.regions[0].empty()) return;
+    for (size_t p = 0; p < op.region_params.size() && p < a.idx.size(); ++p)
+      SetScalar(op.region_params[p], a.idx[p]);
+    for (const Op& o : op.regions[0]) {
+      if (o.code != OpCode::kYield) (void)Step(o);
+    }
+    const Op& y = op.regions[0].back();
+    Tag t;
+    t.kind = field.empty() ? 1 : 2;
+    t.tensor = field.empty() ? static_cast<int>(op.ints.empty() ? -1 : op.ints[0]) : -1;
+    for (int v : y.operands) t.c.push_back(IntOf(v));
+    b.ok = true;
+    b.cands.emplace_back(c_.bool_val(true), t);
+    b.src.push_back(nullptr);
+    b.none = c_.bool_val(false);
+  }
+  auto watch = BaseWatch();
+  for (size_t j = 0; j < a.idx.size(); ++j) watch.emplace_back(absl::StrCat("@e", j), a.idx[j]);
+  watch.emplace_back("@rt", *a.thread);
+  auto differ = [&](const Tag& x, const Tag& y) {
+    if (x.kind != y.kind || (x.kind == 1 && x.tensor != y.tensor)) return c_.bool_val(true);
+    if (x.kind == 0) return c_.bool_val(false);
+    expr d = c_.bool_val(false);
+    for (size_t i = 0; i < x.c.size() && i < y.c.size(); ++i) d = d || x.c[i] != y.c[i];
+    return d;
+  };
+  expr bad = *a.guard && (*a.none || *b.none);
+  watch.emplace_back("@nonea", *a.guard && *a.none);
+  for (size_t i = 0; i < a.cands.size(); ++i) {
+    for (size_t j = 0; j < b.cands.size(); ++j) {
+      expr ind = *a.guard && a.cands[i].first && b.cands[j].first &&
+                 differ(a.cands[i].second, b.cands[j].second);
+      watch.emplace_back(absl::StrCat("@w", i, "_", j), ind);
+      bad = bad || ind;
+    }
+    for (size_t d = 0; d < a.cands[i].second.c.size(); ++d)
+      watch.emplace_back(absl::StrCat("@a", i, "_", d), a.cands[i].second.c[d]);
+  }
+  for (size_t j = 0; j < b.cands.size(); ++j) {
+    for (size_t d = 0; d < b.cands[j].second.c.size(); ++d)
+      watch.emplace_back(absl::StrCat("@b", j, "_", d), b.cands[j].second.c[d]);
+  }
+  for (size_t i = 0; i < a.src.size(); ++i) {
+    if (!a.src[i]) continue;
+    for (const auto& [n, v] : a.src[i]->iters)
+      watch.emplace_back(absl::StrCat("@wi", i, ":", n), v);
+  }
+  Obligation(
+      eq ? "tag_assert_eq" : "tag_assert", op, bad, watch, [&](const ProofResult& r, Finding* f) {
+        std::vector<int64_t> cs;
+        for (size_t j = 0; j < a.idx.size(); ++j) cs.push_back(M(r, absl::StrCat("@e", j)));
+        f->cex.coordinates = cs;
+        if (a.geom) {
+          int64_t t = M(r, "@rt");
+          int warp = static_cast<int>(t / f_.warp_size);
+          f->cex.thread = t;
+          f->cex.warp = warp;
+          f->cex.lane = t % f_.warp_size;
+          for (int e = 0; e < a.geom->PerLane(); ++e) {
+            int rr, cc;
+            a.geom->Coord(warp, static_cast<int>(f->cex.lane), e, &rr, &cc);
+            if (cs.size() == 2 && rr == cs[0] && cc == cs[1]) {
+              f->cex.element = e;
+              break;
+            }
+          }
+        }
+        f->message = eq ? "assert_tag_eq does not hold: the two sides carry different tags"
+                        : "tag assertion does not hold";
+        f->cex.actual = "uninitialized (no write reaches it)";
+        f->cex.expected = b.cands.size() == 1 ? TagText(r, "@b0_", b.cands[0].second, field)
+                                              : "(see the second operand)";
+        for (size_t i = 0; i < a.cands.size(); ++i) {
+          for (size_t j = 0; j < b.cands.size(); ++j) {
+            if (!M(r, absl::StrCat("@w", i, "_", j))) continue;
+            f->cex.actual = TagText(r, absl::StrCat("@a", i, "_"), a.cands[i].second, field);
+            f->cex.expected = TagText(r, absl::StrCat("@b", j, "_"), b.cands[j].second, field);
+            if (const Cand* c = a.src[i]) {
+              f->cex.written_at = c->w->op->loc;
+              f->cex.written_source = Src(c->w->op->loc);
+              std::vector<std::string> wi;
+              for (const auto& [n, v] : c->iters)
+                wi.push_back(absl::StrCat(n, "=", M(r, absl::StrCat("@wi", i, ":", n))));
+              f->cex.written_iteration = absl::StrJoin(wi, ",");
+              if (c->w->async) f->message += " (value from an async copy)";
+            }
+            return;
+          }
+        }
+      });
 }
 
 void Engine::CheckMmaK(const Op& op) {
@@ -1376,9 +1427,31 @@ absl::Status Engine::Step(const Op& op) {
     case OpCode::kHint:
     case OpCode::kYield:
       return absl::OkStatus();
-    case OpCode::kTag:
-      Unsupported(op, "custom tags (tag(buf, fn, name)) are not tracked yet");
+    case OpCode::kTag: {
+      Val& v = opnd(0);
+      if (v.k != Val::kView || !v.view.ok || v.view.space != dsl::Space::kShared) {
+        Unsupported(op, "tag() on a buffer that is not a tracked shared-memory view");
+        return absl::OkStatus();
+      }
+      std::vector<int64_t> ext;
+      expr range(c_);
+      Event& e = NewEvent(op, v.view, true);
+      e.field = op.name;
+      e.is_virtual = true;
+      e.elem = ElemVars(v.view, "g", &ext, &range);
+      e.coords = Coords(v.view, e.elem);
+      e.guard = *pc_ && range;
+      FillInverse(e, v.view);
+      for (size_t p = 0; p < op.region_params.size() && p < e.elem.size(); ++p)
+        SetScalar(op.region_params[p], e.elem[p]);
+      for (const Op& o : op.regions[0]) {
+        if (o.code != OpCode::kYield) RETURN_IF_ERROR(Step(o));
+      }
+      const Op& y = op.regions[0].back();
+      e.value.kind = 2;
+      e.value.c = {y.operands.empty() ? I(0) : IntOf(y.operands[0])};
       return absl::OkStatus();
+    }
     case OpCode::kResetTags: {
       Val& v = opnd(0);
       if (v.k == Val::kView && v.view.ok && v.view.space == dsl::Space::kShared) {
@@ -1398,7 +1471,7 @@ absl::Status Engine::Step(const Op& op) {
       CheckAssert(op);
       return absl::OkStatus();
     case OpCode::kAssertTagEq:
-      Unsupported(op, "assert_tag_eq is not checked yet");
+      CheckAssert(op);
       return absl::OkStatus();
     case OpCode::kReturn:
       Unsupported(op, "return inside a kernel");

@@ -9,6 +9,25 @@ import os
 
 G = "M=4096,N=4096,K=4096"
 BUGS = [
+    ("shift_missing_barrier", "../tests/verifier/clean/shift_shared", [("    barrier()\n", "")],
+     "shared_race", "Y[i] = s[(t + 1) % 128]", ["racing write by thread"], "N=1000",
+     "a scalar shared store read by the neighbour thread with no barrier between"),
+    ("shift_unwritten_slot", "../tests/verifier/clean/shift_shared", [("    else:\n        s[t] = 0.0\n", "")],
+     "uninitialized_read", "Y[i] = s[(t + 1) % 128]", ["uninitialized"], "N=1000",
+     "threads past the end do not fill their slot, and their neighbour reads it"),
+    ("b_fragment_transposed", "gemm_mma",
+     [("BN: const = 128", "BN: const = 32"), ("copy_b = thread_layout((16, 16), vec=8)", "copy_b = thread_layout((32, 8), vec=4)"),
+      ("b = load_fragment(sB[k % STAGES], acc", "b = load_fragment(sB[k % STAGES].T, acc")],
+     "tag_assert", "assert_tag(b,", ["expected B(", "found B("], G,
+     "the B fragment is loaded through a transposed view: lanes get B's elements in the wrong order"),
+    ("iter_tag_wrong_stage", "../tests/verifier/clean/gemm_mma_iter_tag",
+     [('tag(sA[nxt % STAGES], lambda i, j: nxt, "iter")', 'tag(sA[nxt % STAGES], lambda i, j: k, "iter")')],
+     "tag_assert", 'assert_tag(a, lambda i, j: k, "iter")', ["expected iter=", "found iter=", "written at"], G,
+     "the custom 'iter' tag of a refilled stage names the current iteration, not the one it fills"),
+    ("tags_reset_before_assert", "../tests/verifier/clean/tags_doc_example",
+     [("    barrier()\n    tag(", "    barrier()\n    reset_tags(s)\n    tag(")],
+     "tag_assert", "assert_tag(s, lambda i, j: A(r0 + i, c0 + j))", ["reset_tags"], "M=256,K=256",
+     "reset_tags forgets the data tags the assertion relies on"),
     ("stage_off_by_one", "gemm_mma", [("ldmatrix(sA[k % STAGES]", "ldmatrix(sA[(k + 1) % STAGES]")],
      "tag_assert", "assert_tag(a,", ["expected A(", "found A(", "written at", "in iteration k="], G,
      "pipeline stage index off by one: the A fragment is read from the stage being refilled"),
@@ -100,10 +119,11 @@ def main():
     os.makedirs(out, exist_ok=True)
     for name, base, edits, check, marker, cex, dims, desc in BUGS:
         text = open(os.path.join(ROOT, "examples", base + ".py")).read()
+        text = "\n".join(l for l in text.split("\n") if not l.startswith("# "))
         for old, new in edits:
             assert old in text, (name, old)
             text = text.replace(old, new, 1)
-        header = [f"# verifier-bug: {desc}", f"# seeded into examples/{base}.py", None]
+        header = [f"# verifier-bug: {desc}", f"# seeded into {os.path.normpath(os.path.join('examples', base))}.py", None]
         for c in cex:
             header.append(f"# cex: {c}")
         if dims:
