@@ -13,6 +13,7 @@
 #include "absl/strings/strip.h"
 #include "dsl/check.h"
 #include "dsl/interp.h"
+#include "verifier/cli.h"
 #include "verifier/verify.h"
 
 namespace argus::verifier {
@@ -154,6 +155,48 @@ TEST_CASE("results are cached by IR and options") {
   auto c = VerifySource("gemm_smem.py", text, {}, opt);
   REQUIRE(c.ok());
   CHECK(!c->cached);
+}
+
+TEST_CASE("argus verify: verdicts and input errors") {
+  std::string root = ARGUS_SOURCE_DIR;
+  std::ostringstream out;
+  auto clean = VerifyVerb({root + "/examples/gemm_mma.py", "--dims", "M=4096,N=4096,K=4096"}, out);
+  REQUIRE(clean.ok());
+  CHECK(*clean);
+  std::ostringstream js;
+  auto bug = VerifyVerb(
+      {root + "/tests/verifier/bugs/missing_wait.py", "--dims", "M=4096,N=4096,K=4096", "--json"},
+      js);
+  REQUIRE(bug.ok());
+  CHECK(!*bug);
+  CHECK(absl::StrContains(js.str(), "\"check\":\"read_before_wait\""));
+  std::ostringstream ignored;
+  CHECK(!VerifyVerb({root + "/examples/gemm_mma.py", "--const", "NOPE=1"}, ignored).ok());
+  CHECK(!VerifyVerb({root + "/no/such/file.py"}, ignored).ok());
+  CHECK(!VerifyVerb({root + "/examples/gemm_mma.py", "--dims", "M=abc"}, ignored).ok());
+  CHECK(!VerifyVerb({}, ignored).ok());
+}
+
+TEST_CASE("a barrier under a uniform conditional inside a loop is unsupported, not passed") {
+  const char* src = R"(
+@kernel(threads=64)
+def k(X: Tensor[f32, "N"], Y: Tensor[f32, "N"], F: const = 1):
+    grid(1)
+    s = shared(f32, (64,))
+    for it in range(4):
+        s[thread_id()] = X[thread_id()]
+        if N > 10:
+            barrier()
+        Y[thread_id()] = s[63 - thread_id()]
+        barrier()
+)";
+  VerifyOptions opt;
+  opt.dims = {{"N", 64}};
+  opt.use_cache = false;
+  auto r = VerifySource("k.py", src, {}, opt);
+  REQUIRE(r.ok());
+  INFO(ToText(*r));
+  CHECK(!r->verified());
 }
 
 // ---- ground truth: the interpreter on random inputs.

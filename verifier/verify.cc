@@ -1628,11 +1628,12 @@ absl::Status Engine::Run() {
   CheckRaces();
   if (!counts_ok_) {
     Finding f;
-    f.severity = Severity::kNote;
-    f.check = "shared_race";
+    f.severity = Severity::kUnknown;
+    f.check = "unsupported";
     f.message =
-        "race checks skipped: barriers or commits under conditionals or in loops of run-time trip "
-        "count";
+        "unsupported: barriers or commit_group under a conditional, or inside a loop of run-time "
+        "trip count nested in "
+        "another loop; races and async waits cannot be proved";
     f.loc = f_.loc;
     rep_->findings.push_back(f);
   }
