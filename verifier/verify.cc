@@ -1234,12 +1234,16 @@ absl::Status Engine::Step(const Op& op) {
         case SpecialOp::kThreadId:
           SetScalar(op.result, *tid_);
           break;
-        case SpecialOp::kBlockId:
-          SetScalar(op.result, blk_[std::min<size_t>(op.ints[0], blk_.size() - 1)]);
+        case SpecialOp::kBlockId: {
+          size_t d = static_cast<size_t>(op.ints.empty() ? 0 : op.ints[0]);
+          SetScalar(op.result, d < blk_.size() ? blk_[d] : I(0));
           break;
-        case SpecialOp::kGridDim:
-          SetScalar(op.result, grid_[std::min<size_t>(op.ints[0], grid_.size() - 1)]);
+        }
+        case SpecialOp::kGridDim: {
+          size_t d = static_cast<size_t>(op.ints.empty() ? 0 : op.ints[0]);
+          SetScalar(op.result, d < grid_.size() ? grid_[d] : I(1));
           break;
+        }
         case SpecialOp::kWarpId:
           SetScalar(op.result, *tid_ / I(f_.warp_size));
           break;
