@@ -141,6 +141,22 @@ TEST_CASE("an unmasked tail is reported when the shape does not divide the tile"
   CHECK(oob);
 }
 
+TEST_CASE("deep pipelines verify: the exact window widens past the pipeline depth") {
+  std::string text = Slurp(fs::path(ARGUS_SOURCE_DIR) / "examples/gemm_mma.py");
+  for (const char* stages : {"3", "6"}) {
+    INFO(stages);
+    dsl::CheckOptions co;
+    co.consts["STAGES"] = stages;
+    VerifyOptions opt;
+    opt.dims = {{"M", 4096}, {"N", 4096}, {"K", 8192}};
+    opt.use_cache = false;
+    auto r = VerifySource("gemm_mma.py", text, co, opt);
+    REQUIRE(r.ok());
+    INFO(ToText(*r));
+    CHECK(r->verified());
+  }
+}
+
 TEST_CASE("results are cached by IR and options") {
   VerifyOptions opt;
   opt.dims = kExampleDims;

@@ -317,7 +317,8 @@ class Engine {
   // ---- checks
   void Obligation(const std::string& check, const Op& op, const expr& bad,
                   const std::vector<std::pair<std::string, expr>>& watch,
-                  const std::function<void(const ProofResult&, Finding*)>& explain) {
+                  const std::function<void(const ProofResult&, Finding*)>& explain,
+                  std::optional<expr> rest = std::nullopt) {
     rep_->obligations++;
     if (opt_.deadline_ms > 0 && NowMs() > deadline_) {
       if (!deadline_reported_) {
@@ -347,6 +348,27 @@ class Engine {
       rep_->findings.push_back(f);
       return;
     }
+    if (r->verdict == Verdict::kProved && rest) {
+      // `bad` covered the refutations that need no value older than the
+      // window; `rest` adds those that do: widen the window before reporting.
+      auto r2 = solver_.Prove(!*rest, facts_, watch);
+      if (r2.ok() && r2->verdict == Verdict::kRefuted && opt_.window < 16) {
+        needs_window = true;
+        rep_->proved++;
+        return;
+      }
+      r = std::move(r2);
+      if (!r.ok()) {
+        Finding f;
+        f.severity = Severity::kUnknown;
+        f.check = check;
+        f.message = absl::StrCat("unknown: ", r.status().message());
+        f.loc = op.loc;
+        f.source_line = Src(op.loc);
+        rep_->findings.push_back(f);
+        return;
+      }
+    }
     if (r->verdict == Verdict::kProved) {
       rep_->proved++;
       return;
@@ -369,7 +391,17 @@ class Engine {
     std::vector<std::pair<std::string, expr>> w;
     w.emplace_back("@tid", tid_base_);
     for (size_t d = 0; d < blk_.size(); ++d) w.emplace_back(absl::StrCat("@b", d), blk_[d]);
-    for (int l : loop_stack_) w.emplace_back("@loop:" + loops_[l].name, *loops_[l].var);
+    for (int l : loop_stack_) {
+      w.emplace_back("@loop:" + loops_[l].name, *loops_[l].var);
+      w.emplace_back(absl::StrCat("@n", l), (*loops_[l].var - *loops_[l].lo) / I(loops_[l].step));
+    }
+    return w;
+  }
+  // Every enclosing loop is within its first `window` iterations.
+  expr Within() {
+    expr w = c_.bool_val(true);
+    for (int l : loop_stack_)
+      w = w && (*loops_[l].var - *loops_[l].lo) / I(loops_[l].step) < I(opt_.window);
     return w;
   }
   void FillThread(const ProofResult& r, Counterexample* cx) {
@@ -444,6 +476,12 @@ class Engine {
   };
   std::optional<Wait> wait_;
   bool counts_ok_ = true;
+
+ public:
+  // A refutation relied on a value older than the exact window: rerun wider.
+  bool needs_window = false;
+
+ private:
   bool deadline_reported_ = false;
   int64_t deadline_ = NowMs() + opt_.deadline_ms;
   static int64_t NowMs() {
@@ -463,6 +501,7 @@ std::vector<Cand> Engine::Candidates(const Event& rd, const std::vector<expr>& L
     if (!(w.field == field || w.field == "*")) continue;
     ws.push_back(&w);
   }
+  std::optional<expr> bind_extra;  // a writer-iteration variable of a "rest" candidate
   auto build = [&](const Event& w, const std::map<unsigned, expr>& pins, expr extra, bool window) {
     // first instance: pins only, to rename offsets
     Inst in = MakeInst(pins);
@@ -496,6 +535,7 @@ std::vector<Cand> Engine::Candidates(const Event& rd, const std::vector<expr>& L
       }
     };
     collect(body);
+    if (bind_extra) bound.push_back(*bind_extra);
     if (bound.size() > 0) {
       c.qf = false;
       c.excl = z3::exists(bound, body);
@@ -550,7 +590,9 @@ std::vector<Cand> Engine::Candidates(const Event& rd, const std::vector<expr>& L
     bool inner = w.loops.size() != common;
     expr lim = inner ? (w.pos < rd.pos ? kw <= *lc.var : kw < *lc.var)
                      : kw <= *lc.var - I((opt_.window + 1) * lc.step);
+    bind_extra = kw;
     build(w, pins, lim, false);
+    bind_extra.reset();
   }
   // writers before the common loop of... (covered above: common==0 with loops)
   return out;
@@ -561,7 +603,7 @@ void Engine::CheckRead(const Event& rd) {
   std::vector<expr> L = rd.coords;
   auto cands = Candidates(rd, L, "");
   expr none = *rd.guard;
-  expr early = c_.bool_val(false);
+  expr early = c_.bool_val(false), early_def = c_.bool_val(false);
   std::vector<std::pair<std::string, expr>> watch = BaseWatch();
   for (size_t j = 0; j < rd.elem.size(); ++j) watch.emplace_back(absl::StrCat("@e", j), rd.elem[j]);
   watch.emplace_back("@rt", *rd.thread);
@@ -577,41 +619,50 @@ void Engine::CheckRead(const Event& rd) {
       expr ind = *rd.guard && prior && c.body && !landed;
       watch.emplace_back(absl::StrCat("@early", i), ind);
       early = early || ind;
+      early_def = early_def || (c.window ? ind : ind && Within());
     }
     none = none && !c.excl;
     if (c.window) prior = prior && !c.excl;
   }
   const Op& op = *rd.op;
-  Obligation("read_before_wait", op, early, watch, [&](const ProofResult& r, Finding* f) {
-    f->message =
-        "shared memory read before the async copy that writes it has landed (missing or too weak "
-        "wait_group, or no barrier after it)";
-    for (size_t j = 0; j < rd.elem.size(); ++j)
-      f->cex.coordinates.push_back(M(r, absl::StrCat("@e", j)));
-    f->cex.thread = M(r, "@rt");
-    f->cex.warp = f->cex.thread / f_.warp_size;
-    f->cex.lane = f->cex.thread % f_.warp_size;
-    for (size_t i = 0; i < cands.size(); ++i) {
-      if (M(r, absl::StrCat("@early", i))) {
-        f->cex.written_at = cands[i].w->op->loc;
-        f->cex.written_source = Src(cands[i].w->op->loc);
-        break;
-      }
-    }
-  });
+  Obligation(
+      "read_before_wait", op, early_def, watch,
+      [&](const ProofResult& r, Finding* f) {
+        f->message =
+            "shared memory read before the async copy that writes it has landed (missing or too "
+            "weak "
+            "wait_group, or no barrier after it)";
+        for (size_t j = 0; j < rd.elem.size(); ++j)
+          f->cex.coordinates.push_back(M(r, absl::StrCat("@e", j)));
+        f->cex.thread = M(r, "@rt");
+        f->cex.warp = f->cex.thread / f_.warp_size;
+        f->cex.lane = f->cex.thread % f_.warp_size;
+        for (size_t i = 0; i < cands.size(); ++i) {
+          if (M(r, absl::StrCat("@early", i))) {
+            f->cex.written_at = cands[i].w->op->loc;
+            f->cex.written_source = Src(cands[i].w->op->loc);
+            break;
+          }
+        }
+      },
+      early);
   bool all_qf = true;
   for (const Cand& c : cands) all_qf &= c.qf;
-  if (all_qf || cands.size() < 8) {
-    Obligation("uninitialized_read", op, none, watch, [&](const ProofResult& r, Finding* f) {
-      f->message = absl::StrCat("read of shared memory '", alloc_names_[rd.alloc],
-                                "' that no earlier write reaches");
-      for (size_t j = 0; j < rd.elem.size(); ++j)
-        f->cex.coordinates.push_back(M(r, absl::StrCat("@e", j)));
-      f->cex.thread = M(r, "@rt");
-      f->cex.warp = f->cex.thread / f_.warp_size;
-      f->cex.lane = f->cex.thread % f_.warp_size;
-      f->cex.actual = "uninitialized";
-    });
+  (void)all_qf;  // quantified covers are fine here: Z3 decides them or says unknown
+  {
+    Obligation(
+        "uninitialized_read", op, none && Within(), watch,
+        [&](const ProofResult& r, Finding* f) {
+          f->message = absl::StrCat("read of shared memory '", alloc_names_[rd.alloc],
+                                    "' that no earlier write reaches");
+          for (size_t j = 0; j < rd.elem.size(); ++j)
+            f->cex.coordinates.push_back(M(r, absl::StrCat("@e", j)));
+          f->cex.thread = M(r, "@rt");
+          f->cex.warp = f->cex.thread / f_.warp_size;
+          f->cex.lane = f->cex.thread % f_.warp_size;
+          f->cex.actual = "uninitialized";
+        },
+        none);
   }
 }
 
@@ -823,6 +874,9 @@ void Engine::CheckAssert(const Op& op) {
     return d;
   };
   expr bad = *a.guard && (*a.none || *b.none);
+  expr within = Within();
+  expr bad_def = bad && within;
+  auto exact = [](const Cand* c) { return !c || c->window; };
   watch.emplace_back("@nonea", *a.guard && *a.none);
   for (size_t i = 0; i < a.cands.size(); ++i) {
     for (size_t j = 0; j < b.cands.size(); ++j) {
@@ -830,6 +884,7 @@ void Engine::CheckAssert(const Op& op) {
                  differ(a.cands[i].second, b.cands[j].second);
       watch.emplace_back(absl::StrCat("@w", i, "_", j), ind);
       bad = bad || ind;
+      bad_def = bad_def || ((exact(a.src[i]) && exact(b.src[j])) ? ind : ind && within);
     }
     for (size_t d = 0; d < a.cands[i].second.c.size(); ++d)
       watch.emplace_back(absl::StrCat("@a", i, "_", d), a.cands[i].second.c[d]);
@@ -844,7 +899,8 @@ void Engine::CheckAssert(const Op& op) {
       watch.emplace_back(absl::StrCat("@wi", i, ":", n), v);
   }
   Obligation(
-      eq ? "tag_assert_eq" : "tag_assert", op, bad, watch, [&](const ProofResult& r, Finding* f) {
+      eq ? "tag_assert_eq" : "tag_assert", op, bad_def, watch,
+      [&](const ProofResult& r, Finding* f) {
         std::vector<int64_t> cs;
         for (size_t j = 0; j < a.idx.size(); ++j) cs.push_back(M(r, absl::StrCat("@e", j)));
         f->cex.coordinates = cs;
@@ -885,7 +941,8 @@ void Engine::CheckAssert(const Op& op) {
             return;
           }
         }
-      });
+      },
+      bad);
 }
 
 void Engine::CheckMmaK(const Op& op) {
@@ -1674,8 +1731,21 @@ absl::StatusOr<Report> Verify(const dsl::ir::Module& module, const VerifyOptions
     if (!f.is_kernel) continue;
     names.push_back(f.name);
     try {
-      Engine e(module, f, options, &rep);
-      RETURN_IF_ERROR(e.Run());
+      // Widen the exact window while a refutation rests on older values.
+      VerifyOptions o = options;
+      for (;;) {
+        Report kr;
+        Engine e(module, f, o, &kr);
+        RETURN_IF_ERROR(e.Run());
+        if (e.needs_window && o.window < 16) {
+          o.window = std::max(1, o.window) * 2;
+          continue;
+        }
+        rep.obligations += kr.obligations;
+        rep.proved += kr.proved;
+        rep.findings.insert(rep.findings.end(), kr.findings.begin(), kr.findings.end());
+        break;
+      }
     } catch (const z3::exception& ex) {
       Finding fd;
       fd.severity = Severity::kUnknown;
