@@ -327,7 +327,6 @@ class Engine {
         f.check = check;
         f.message = "unknown: deadline exceeded before this and later obligations were decided";
         f.loc = op.loc;
-        f.source_line = Src(op.loc);
         rep_->findings.push_back(f);
         deadline_reported_ = true;
       }
@@ -338,16 +337,16 @@ class Engine {
       std::fprintf(stderr, "[verifier] %s %d:%d %s %.3fs\n", check.c_str(), op.loc.line, op.loc.col,
                    VerdictName(r->verdict), r->seconds);
     }
-    if (!r.ok()) {
+    auto unknown = [&](const std::string& why) {
       Finding f;
       f.severity = Severity::kUnknown;
       f.check = check;
-      f.message = absl::StrCat("unknown: ", r.status().message());
+      f.message = absl::StrCat("unknown: ", why);
       f.loc = op.loc;
       f.source_line = Src(op.loc);
       rep_->findings.push_back(f);
-      return;
-    }
+    };
+    if (!r.ok()) return unknown(std::string(r.status().message()));
     if (r->verdict == Verdict::kProved && rest) {
       // `bad` covered the refutations that need no value older than the
       // window; `rest` adds those that do: widen the window before reporting.
@@ -358,16 +357,7 @@ class Engine {
         return;
       }
       r = std::move(r2);
-      if (!r.ok()) {
-        Finding f;
-        f.severity = Severity::kUnknown;
-        f.check = check;
-        f.message = absl::StrCat("unknown: ", r.status().message());
-        f.loc = op.loc;
-        f.source_line = Src(op.loc);
-        rep_->findings.push_back(f);
-        return;
-      }
+      if (!r.ok()) return unknown(std::string(r.status().message()));
     }
     if (r->verdict == Verdict::kProved) {
       rep_->proved++;
