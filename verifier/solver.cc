@@ -36,8 +36,9 @@ z3::expr Solver::BvVar(const std::string& name, unsigned bits, uint64_t lo, uint
 
 void Solver::Assume(const z3::expr& fact) { assumptions_.push_back(fact); }
 
-absl::StatusOr<ProofResult> Solver::Prove(const z3::expr& obligation,
-                                          const std::vector<z3::expr>& facts) {
+absl::StatusOr<ProofResult> Solver::Prove(
+    const z3::expr& obligation, const std::vector<z3::expr>& facts,
+    const std::vector<std::pair<std::string, z3::expr>>& watch) {
   auto start = std::chrono::steady_clock::now();
   ProofResult result;
   try {
@@ -55,8 +56,14 @@ absl::StatusOr<ProofResult> Solver::Prove(const z3::expr& obligation,
       case z3::sat: {
         result.verdict = Verdict::kRefuted;
         z3::model m = s.get_model();
-        for (const auto& [name, var] : vars_) {
+        std::vector<std::pair<std::string, z3::expr>> all = vars_;
+        all.insert(all.end(), watch.begin(), watch.end());
+        for (const auto& [name, var] : all) {
           z3::expr value = m.eval(var, /*model_completion=*/true);
+          if (value.is_true() || value.is_false()) {
+            result.model[name] = value.is_true() ? 1 : 0;
+            continue;
+          }
           int64_t v = 0;
           if (value.is_numeral_i64(v)) {
             result.model[name] = v;

@@ -50,8 +50,10 @@ class Solver {
   void Assume(const z3::expr& fact);
 
   // Proves `obligation` under the assumptions (and the extra `facts`).
-  absl::StatusOr<ProofResult> Prove(const z3::expr& obligation,
-                                    const std::vector<z3::expr>& facts = {});
+  // `watch`: extra named terms whose values a refutation's model reports.
+  absl::StatusOr<ProofResult> Prove(
+      const z3::expr& obligation, const std::vector<z3::expr>& facts = {},
+      const std::vector<std::pair<std::string, z3::expr>>& watch = {});
 
  private:
   z3::context ctx_;

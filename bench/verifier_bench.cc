@@ -1,0 +1,93 @@
+// bench/verifier_bench.cc: verifier speed on the kernels the issue names.
+//   verifier_bench [REPS]
+// Prints one line per case: median wall seconds over REPS runs (cache off).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "verifier/verify.h"
+
+namespace {
+
+std::string Slurp(const std::string& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = argc > 1 ? std::atoi(argv[1]) : 5;
+  std::string root = ARGUS_SOURCE_DIR;
+  struct Case {
+    const char* name;
+    std::string file;
+    std::map<std::string, std::string> consts;
+    std::map<std::string, int64_t> dims;
+    bool expect_clean;
+  };
+  // 8 warps, 3 stages, K/BK = 8192/32 = 256 iterations.
+  std::map<std::string, int64_t> gemm = {{"M", 4096}, {"N", 4096}, {"K", 8192}};
+  std::vector<Case> cases = {
+      {"gemm_mma bf16 8 warps 3 stages K/BK=256 (clean)",
+       root + "/examples/gemm_mma.py",
+       {{"STAGES", "3"}},
+       gemm,
+       true},
+      {"flash_attention fwd (clean)",
+       root + "/examples/flash_attention.py",
+       {},
+       {{"BH", 16}, {"S", 4096}},
+       true},
+      {"seeded bug: stage off by one (3 stages)",
+       root + "/tests/verifier/bugs/stage_off_by_one.py",
+       {{"STAGES", "3"}},
+       gemm,
+       false},
+      {"seeded bug: missing wait_group",
+       root + "/tests/verifier/bugs/missing_wait.py",
+       {{"STAGES", "3"}},
+       gemm,
+       false},
+      {"seeded bug: wrong tile offset",
+       root + "/tests/verifier/bugs/wrong_tile_offset.py",
+       {{"STAGES", "3"}},
+       gemm,
+       false},
+  };
+  int bad = 0;
+  for (const Case& c : cases) {
+    std::vector<double> t;
+    bool verified = false;
+    int obligations = 0;
+    for (int i = 0; i < reps; ++i) {
+      argus::dsl::CheckOptions co;
+      co.consts = c.consts;
+      argus::verifier::VerifyOptions vo;
+      vo.dims = c.dims;
+      vo.use_cache = false;
+      auto start = std::chrono::steady_clock::now();
+      auto r = argus::verifier::VerifySource(c.file, Slurp(c.file), co, vo);
+      t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      if (!r.ok()) {
+        std::fprintf(stderr, "%s: %s\n", c.name, std::string(r.status().message()).c_str());
+        return 2;
+      }
+      verified = r->verified();
+      obligations = r->obligations;
+    }
+    std::sort(t.begin(), t.end());
+    bool ok = verified == c.expect_clean;
+    bad += !ok;
+    std::printf("%-52s %7.3f s median of %d  (%d obligations, %s)%s\n", c.name, t[t.size() / 2],
+                reps, obligations, verified ? "verified" : "refuted", ok ? "" : "  UNEXPECTED");
+  }
+  return bad ? 1 : 0;
+}

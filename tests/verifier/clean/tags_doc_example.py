@@ -1,0 +1,15 @@
+# The tags example of docs/dsl.md: data tags, a custom tag, assert_tag_eq, reset_tags.
+# dims: M=256,K=256
+@kernel(threads=64)
+def tags(A: Tensor[bf16, "M", "K"], Out: Tensor[bf16, "M", "K"], T: const = 32):
+    grid(cdiv(M, T), cdiv(K, T))
+    r0, c0 = block_id(0) * T, block_id(1) * T
+    s = shared(bf16, (T, T))
+    copy(A.tile((T, T), (block_id(0), block_id(1))), s, thread_layout((8, 8)))
+    barrier()
+    tag(s, lambda i, j: block_id(1), "iter")
+    assert_tag(s, lambda i, j: A(r0 + i, c0 + j))
+    assert_tag(s, lambda i, j: block_id(1), "iter")
+    assert_tag_eq(s, A.tile((T, T), (block_id(0), block_id(1))))
+    copy(s, Out.tile((T, T), (block_id(0), block_id(1))), thread_layout((8, 8)))
+    reset_tags(s)

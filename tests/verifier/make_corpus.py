@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Regenerates tests/verifier/bugs/*.py: each a correct example with one seeded bug.
+
+Every entry: (name, base example, [(old, new)] edits, check, marker, what the counterexample
+must show (substrings of the text report), dims, description). The expected line is the line of
+`marker` in the generated file. Run from the repo root: tests/verifier/make_corpus.py
+"""
+import os
+
+G = "M=4096,N=4096,K=4096"
+BUGS = [
+    ("shift_missing_barrier", "../tests/verifier/clean/shift_shared", [("    barrier()\n", "")],
+     "shared_race", "Y[i] = s[(t + 1) % 128]", ["racing write by thread"], "N=1000",
+     "a scalar shared store read by the neighbour thread with no barrier between"),
+    ("shift_unwritten_slot", "../tests/verifier/clean/shift_shared", [("    else:\n        s[t] = 0.0\n", "")],
+     "uninitialized_read", "Y[i] = s[(t + 1) % 128]", ["uninitialized"], "N=1000",
+     "threads past the end do not fill their slot, and their neighbour reads it"),
+    ("b_fragment_transposed", "gemm_mma",
+     [("BN: const = 128", "BN: const = 32"), ("copy_b = thread_layout((16, 16), vec=8)", "copy_b = thread_layout((32, 8), vec=4)"),
+      ("b = load_fragment(sB[k % STAGES], acc", "b = load_fragment(sB[k % STAGES].T, acc")],
+     "tag_assert", "assert_tag(b,", ["expected B(", "found B("], G,
+     "the B fragment is loaded through a transposed view: lanes get B's elements in the wrong order"),
+    ("iter_tag_wrong_stage", "../tests/verifier/clean/gemm_mma_iter_tag",
+     [('tag(sA[nxt % STAGES], lambda i, j: nxt, "iter")', 'tag(sA[nxt % STAGES], lambda i, j: k, "iter")')],
+     "tag_assert", 'assert_tag(a, lambda i, j: k, "iter")', ["expected iter=", "found iter=", "written at"], G,
+     "the custom 'iter' tag of a refilled stage names the current iteration, not the one it fills"),
+    ("tags_reset_before_assert", "../tests/verifier/clean/tags_doc_example",
+     [("    barrier()\n    tag(", "    barrier()\n    reset_tags(s)\n    tag(")],
+     "tag_assert", "assert_tag(s, lambda i, j: A(r0 + i, c0 + j))", ["reset_tags"], "M=256,K=256",
+     "reset_tags forgets the data tags the assertion relies on"),
+    ("stage_off_by_one", "gemm_mma", [("ldmatrix(sA[k % STAGES]", "ldmatrix(sA[(k + 1) % STAGES]")],
+     "tag_assert", "assert_tag(a,", ["expected A(", "found A(", "written at", "in iteration k="], G,
+     "pipeline stage index off by one: the A fragment is read from the stage being refilled"),
+    ("missing_wait", "gemm_mma", [("        wait_group(STAGES - 2)\n", "")],
+     "read_before_wait", "a = ldmatrix", ["written at", "cp_async"], G,
+     "no wait_group before reading the stage an async copy fills"),
+    ("wait_too_weak", "gemm_mma", [("wait_group(STAGES - 2)", "wait_group(STAGES - 1)")],
+     "read_before_wait", "a = ldmatrix", ["written at"], G,
+     "wait_group lets the group that fills the current stage stay in flight"),
+    ("missing_barrier_after_wait", "gemm_mma", [("        barrier()\n        nxt", "        nxt")],
+     "shared_race", "a = ldmatrix", ["racing write by thread", "async copy in flight"], G,
+     "no barrier between the wait and the reads: other threads' copies are not visible"),
+    ("wrong_tile_offset", "gemm_mma", [("cp_async(A.tile((BM, BK), (bm, nxt))", "cp_async(A.tile((BM, BK), (bm, k))")],
+     "tag_assert", "assert_tag(a,", ["expected A(", "found A(", "in iteration k="], G,
+     "the refill copies tile k instead of tile k + STAGES - 1"),
+    ("k_slice_mismatch", "gemm_mma", [("b = load_fragment(sB[k % STAGES]", "b = load_fragment(sB[nxt % STAGES]")],
+     "mma_k_mismatch", "mma(acc, a, b)", ["A column k=", "B row k="], G,
+     "A and B fragments taken from different K slices"),
+    ("fewer_buffers_than_stages", "gemm_mma", [("sA = shared(bf16, (STAGES, BM, BK)", "sA = shared(bf16, (STAGES - 1, BM, BK)")],
+     "oob", "cp_async(A.tile((BM, BK), (bm, nxt))", ["out-of-bounds access to shared buffer sA"], G,
+     "STAGES - 1 buffers for STAGES stages: the refill indexes past the buffer"),
+    ("fewer_buffers_modulo", "gemm_mma",
+     [("sA = shared(bf16, (STAGES, BM, BK)", "sA = shared(bf16, (STAGES - 1, BM, BK)"),
+      ("sA[nxt % STAGES]", "sA[nxt % (STAGES - 1)]"), ("ldmatrix(sA[k % STAGES]", "ldmatrix(sA[k % (STAGES - 1)]"),
+      ("sA[s], copy_a", "sA[s % (STAGES - 1)], copy_a")],
+     "tag_assert", "assert_tag(a,", ["expected A(", "found A("], G,
+     "one buffer for a two-stage pipeline: the refill overwrites the stage being read"),
+    ("prologue_wrong_stage", "gemm_mma", [("cp_async(A.tile((BM, BK), (bm, s)), sA[s]", "cp_async(A.tile((BM, BK), (bm, s)), sA[s + 1]")],
+     "uninitialized_read", "a = ldmatrix", ["uninitialized"], G,
+     "the prologue fills the wrong stage: iteration 0 reads a stage no one wrote"),
+    ("commit_before_copies", "gemm_mma",
+     [("        if nxt < KT:\n", "        commit_group()\n        if nxt < KT:\n"),
+      ("copy_b)\n        commit_group()\n        a =", "copy_b)\n        a =")],
+     "read_before_wait", "a = ldmatrix", ["written at"], G,
+     "the producer commits its group before issuing the copies, so they join the next group"),
+    ("b_tile_swapped", "gemm_mma", [("cp_async(B.tile((BK, BN), (nxt, bn))", "cp_async(B.tile((BK, BN), (bn, nxt))")],
+     "tag_assert", "assert_tag(b,", ["expected B(", "found B("], "M=4096,N=4096,K=8192",
+     "B tile coordinates swapped in the refill"),
+    ("mfma_missing_wait", "gemm_mfma", [("        wait_group(0)\n", "")],
+     "read_before_wait", "a = load_fragment(sA, acc, operand=\"A\")", ["written at"], G,
+     "AMD LDS-direct copies read before their wait"),
+    ("mfma_a_tile_transposed", "gemm_mfma", [("copy_async(A.tile((BM, BK), (bm, k))", "copy_async(A.tile((BM, BK), (k, bm))")],
+     "tag_assert", "assert_tag(a,", ["expected A(", "found A("], G,
+     "A tile coordinates transposed (block row and K tile swapped)"),
+    ("mfma16_missing_trailing_barrier", "gemm_mfma", [("        mfma_f32_16x16x16_bf16(acc, a, b)\n        barrier()\n", "        mfma_f32_16x16x16_bf16(acc, a, b)\n")],
+     "shared_race", "def gemm_mfma16@@a = load_fragment(sA", ["racing"], G,
+     "no barrier at the end of the K loop: the next iteration's copy overwrites data still being read"),
+    ("smem_missing_barrier", "gemm_smem", [("        barrier()\n        for kk", "        for kk")],
+     "shared_race", "acc[r] += sA[row0 + r, kk] * b", ["racing write by thread"], G,
+     "no barrier between the tile copy and the reads"),
+    ("smem_missing_trailing_barrier", "gemm_smem", [("                acc[r] += sA[row0 + r, kk] * b\n        barrier()\n", "                acc[r] += sA[row0 + r, kk] * b\n")],
+     "shared_race", "acc[r] += sA[row0 + r, kk] * b", ["racing", "in iteration k="], G,
+     "no barrier at the end of the loop: the next copy races with this iteration's reads"),
+    ("smem_tail_tile_unmasked", "gemm_smem", [("for k in range(K // BK)", "for k in range(cdiv(K, BK))")],
+     "oob", "copy(A.tile((BM, BK), (bm, k)), sA, tl)", ["out-of-bounds access to tensor A"], "M=4096,N=4096,K=1000",
+     "the tail K tile is copied without a mask (K not a multiple of BK)"),
+    ("smem_reads_padding", "gemm_smem", [("b = sB[kk, col]", "b = sB[kk, col + 1]")],
+     "uninitialized_read", "b = sB[kk, col + 1]", ["uninitialized"], G,
+     "reads the padding column of sB, which no copy writes"),
+    ("smem_barrier_divergent", "gemm_smem", [("        barrier()\n        for kk", "        if thread_id() < 128:\n            barrier()\n        for kk")],
+     "barrier_divergence", "barrier()", ["does not reach it"], G,
+     "a barrier inside a branch that depends on the thread id"),
+    ("vector_add_no_guard", "vector_add", [("    if i < N:\n        Z[i] = X[i] + Y[i]", "    Z[i] = X[i] + Y[i]")],
+     "oob", "Z[i] = X[i] + Y[i]", ["out-of-bounds access to tensor"], "",
+     "the tail block has no i < N guard"),
+    ("naive_guard_off_by_one", "gemm_naive", [("if i < M and j < N", "if i <= M and j < N")],
+     "oob", "acc += A[i, k] * B[k, j]", ["out-of-bounds access to tensor A"], "",
+     "guard i <= M lets row M through"),
+    ("softmax_reduce_divergent", "softmax", [("    m = block_reduce_max(m)\n", "    if thread_id() < 64:\n        m = block_reduce_max(m)\n")],
+     "barrier_divergence", "m = block_reduce_max(m)", ["does not reach it"], "",
+     "a block reduction (an implied barrier) under a thread-dependent branch"),
+    ("flash_kv_tile_past_end", "flash_attention", [("for t in range(S // BKV)", "for t in range(S // BKV + 1)")],
+     "oob", "copy(K[h].tile((BKV, HD), (t, 0)), sK, tl)", ["out-of-bounds access to tensor K"], "BH=4,S=256",
+     "the K/V loop runs one tile past the sequence"),
+    ("flash_missing_trailing_barrier", "flash_attention", [("                    m = m_new\n        barrier()\n", "                    m = m_new\n")],
+     "shared_race", "s += q[d] * f32(sK[jj, d])", ["racing", "in iteration t="], "BH=4,S=256",
+     "no barrier before the next K/V tile overwrites the one being read"),
+    ("flash_missing_barrier", "flash_attention", [("        barrier()\n        if i < S:\n            for jj", "        if i < S:\n            for jj")],
+     "shared_race", "s += q[d] * f32(sK[jj, d])", ["racing"], "BH=4,S=256",
+     "no barrier between staging K/V and reading them"),
+]
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def main():
+    out = os.path.join(HERE, "bugs")
+    os.makedirs(out, exist_ok=True)
+    for name, base, edits, check, marker, cex, dims, desc in BUGS:
+        text = open(os.path.join(ROOT, "examples", base + ".py")).read()
+        text = "\n".join(l for l in text.split("\n") if not l.startswith("# "))
+        for old, new in edits:
+            assert old in text, (name, old)
+            text = text.replace(old, new, 1)
+        header = [f"# verifier-bug: {desc}", f"# seeded into {os.path.normpath(os.path.join('examples', base))}.py", None]
+        for c in cex:
+            header.append(f"# cex: {c}")
+        if dims:
+            header.append(f"# dims: {dims}")
+        body_lines = text.split("\n")
+        nhead = len(header)
+        start = 0
+        if "@@" in marker:
+            first, marker = marker.split("@@")
+            start = next(i for i, l in enumerate(body_lines) if first in l)
+        line = next(i for i, l in enumerate(body_lines) if i >= start and marker in l) + 1 + nhead
+        header[2] = f"# expect: {check} line {line}"
+        with open(os.path.join(out, name + ".py"), "w") as f:
+            f.write("\n".join(header) + "\n" + text)
+
+
+if __name__ == "__main__":
+    main()

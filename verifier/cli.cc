@@ -1,0 +1,77 @@
+#include "verifier/cli.h"
+
+#include <functional>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "base/flags.h"
+#include "base/status.h"
+#include "dsl/check.h"
+#include "verifier/verify.h"
+
+namespace argus::verifier {
+namespace {
+
+absl::Status SplitKv(
+    const std::vector<std::string>& items, const char* flag,
+    const std::function<absl::Status(const std::string&, const std::string&)>& put) {
+  for (const std::string& item : items) {
+    for (absl::string_view part : absl::StrSplit(item, ',', absl::SkipEmpty())) {
+      std::vector<std::string> kv = absl::StrSplit(part, absl::MaxSplits('=', 1));
+      if (kv.size() != 2 || kv[0].empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", flag, " expects NAME=VALUE, got '", part, "'"));
+      }
+      RETURN_IF_ERROR(put(kv[0], kv[1]));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<bool> VerifyVerb(const std::vector<std::string>& args, std::ostream& out) {
+  std::vector<std::string> consts, dims;
+  std::string arch;
+  bool json = false;
+  int64_t timeout_ms = 5000;
+  FlagSet fs("argus verify", "argus verify FILE [--const NAME=V]... [--dims M=..,N=..] [--json]");
+  fs.List("const", &consts, "NAME=V: override a const parameter (repeatable)");
+  fs.List("dims", &dims, "NAME=V,...: concrete tensor dims (others stay symbolic)");
+  fs.String("arch", &arch, "target: sm_90a or gfx942");
+  fs.Bool("json", &json, "print the report as JSON");
+  fs.Int("timeout-ms", &timeout_ms, "Z3 time per obligation (a timeout is reported as unknown)");
+  ASSIGN_OR_RETURN(std::vector<std::string> pos, fs.Parse(args));
+  if (fs.help_requested()) {
+    out << fs.Help();
+    return true;
+  }
+  if (pos.size() != 1) return absl::InvalidArgumentError("usage: argus verify FILE [flags]");
+  if (timeout_ms <= 0 || timeout_ms > 600000) {
+    return absl::InvalidArgumentError("--timeout-ms must be in (0, 600000]");
+  }
+  dsl::CheckOptions check;
+  check.arch = arch;
+  RETURN_IF_ERROR(SplitKv(consts, "const", [&](const std::string& k, const std::string& v) {
+    check.consts[k] = v;
+    return absl::OkStatus();
+  }));
+  VerifyOptions opt;
+  opt.solver_timeout_ms = static_cast<unsigned>(timeout_ms);
+  RETURN_IF_ERROR(SplitKv(dims, "dims", [&](const std::string& k, const std::string& v) {
+    int64_t x;
+    if (!absl::SimpleAtoi(v, &x) || x < 1 || x > (int64_t{1} << 30)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--dims ", k, ": expected an integer in [1, 2^30], got '", v, "'"));
+    }
+    opt.dims[k] = x;
+    return absl::OkStatus();
+  }));
+  ASSIGN_OR_RETURN(dsl::ir::Module m, dsl::CompileFile(pos[0], check));
+  ASSIGN_OR_RETURN(Report r, Verify(m, opt));
+  out << (json ? ToJson(r) + "\n" : ToText(r));
+  return r.verified();
+}
+
+}  // namespace argus::verifier

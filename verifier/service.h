@@ -1,0 +1,65 @@
+// verifier/service.h: the argus-verifier gRPC service (VerifierService in
+// proto/argus/v1/verifier.proto).
+//
+// Each request compiles the source with its constants and verifies it with a
+// per-obligation Z3 budget (request.solver_timeout_ms, clamped to
+// [1, max_solver_timeout_ms]) and a total budget from the request's deadline:
+// obligations not decided in time are "unknown", never "proved". Input errors
+// come back as an ERROR diagnostic in an OK response; oversized requests are
+// INVALID_ARGUMENT. Nothing a request contains can take the service down.
+//
+// Thread safety: VerifierServiceImpl is called concurrently by gRPC; it keeps
+// no mutable state (the verifier's cache is internally synchronised).
+// VerifierServer is started and stopped from one thread.
+#ifndef ARGUS_VERIFIER_SERVICE_H_
+#define ARGUS_VERIFIER_SERVICE_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "argus/v1/verifier.grpc.pb.h"
+
+namespace argus::verifier {
+
+struct ServiceOptions {
+  std::string listen = "127.0.0.1:7071";
+  int default_solver_timeout_ms = 5000;
+  int max_solver_timeout_ms = 60000;
+  int64_t max_source_bytes = 1 << 20;
+  int64_t default_deadline_ms = 60000;  // when the request sets none
+};
+
+class VerifierServiceImpl final : public v1::VerifierService::Service {
+ public:
+  explicit VerifierServiceImpl(ServiceOptions o) : opt_(std::move(o)) {}
+  grpc::Status Verify(grpc::ServerContext* ctx, const v1::VerifyRequest* req,
+                      v1::VerifyResponse* resp) override;
+
+ private:
+  ServiceOptions opt_;
+};
+
+class VerifierServer {
+ public:
+  explicit VerifierServer(ServiceOptions o);
+  ~VerifierServer();
+  // Listens; returns the bound address (host:port).
+  absl::StatusOr<std::string> Start();
+  void Wait();
+  // Stops serving (safe from another thread while Wait() blocks).
+  void Shutdown();
+  // Shutdown() and release the server; not concurrently with Wait().
+  void Stop();
+
+ private:
+  ServiceOptions opt_;
+  std::unique_ptr<VerifierServiceImpl> service_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+}  // namespace argus::verifier
+
+#endif  // ARGUS_VERIFIER_SERVICE_H_
