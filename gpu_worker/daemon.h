@@ -50,6 +50,9 @@ class WorkerDaemon {
   // Registers a handler for a task kind. "probe" and "candidate" are
   // registered by default.
   void Handle(const std::string& kind, TaskHandler handler);
+  // Drops the handler of a kind: such tasks are then reported as failed
+  // ("no handler"), e.g. for a worker that must not run candidates.
+  void Remove(const std::string& kind) { handlers_.erase(kind); }
 
   // Runs until Stop(). Returns an error only for unrecoverable problems.
   absl::Status Run();

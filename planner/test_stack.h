@@ -39,7 +39,11 @@ class Stack {
     w.server = address_;
     w.lease_wait_ms = 200;
     worker_ = std::make_unique<worker::WorkerDaemon>(w);
-    if (interp_handler) worker_->Handle("candidate", InterpCandidateHandler());
+    if (interp_handler) {
+      worker_->Handle("candidate", InterpCandidateHandler());
+    } else {
+      worker_->Remove("candidate");
+    }
     thread_ = std::thread([this] { (void)worker_->Run(); });
     stub_ =
         v1::JobService::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
