@@ -20,6 +20,15 @@ int main(int argc, char** argv) {
   flags.Int("lease_ms", &lease_ms, "a lease not renewed for this long expires");
   flags.Int("heartbeat_ms", &heartbeat_ms, "how often workers heartbeat");
   flags.Int("max_jobs_per_client", &max_jobs, "unfinished jobs one client may have");
+  flags.String("token_file", &options.token_file, "client tokens (one per line, or NAME TOKEN)");
+  flags.String("worker_token_file", &options.worker_token_file, "worker tokens, distinct");
+  flags.String("admin_token_file", &options.admin_token_file, "admin tokens (optional)");
+  flags.String("tls_cert", &options.tls_cert, "PEM certificate: serve TLS");
+  flags.String("tls_key", &options.tls_key, "PEM private key of --tls_cert");
+  flags.String("tls_ca", &options.tls_ca, "PEM CA: require client certificates it signed (mTLS)");
+  int64_t max_source = options.max_source_bytes, max_candidates = options.max_candidates;
+  flags.Int("max_source_bytes", &max_source, "largest JobSpec.source accepted");
+  flags.Int("max_candidates", &max_candidates, "largest JobSpec.max_candidates accepted");
   flags.String("log_level", &log_level, "trace, debug, info, warn, error, off");
   auto args = flags.Parse(argc, argv);
   if (!args.ok()) {
@@ -45,6 +54,8 @@ int main(int argc, char** argv) {
   options.lease_ms = lease_ms;
   options.heartbeat_ms = heartbeat_ms;
   options.max_concurrent_jobs_per_client = static_cast<int>(max_jobs);
+  options.max_source_bytes = static_cast<int>(max_source);
+  options.max_candidates = static_cast<int>(max_candidates);
   argus::server::Server server(options);
   argus::OnTerminationSignal([&server] { server.Shutdown(); });
   auto addr = server.Start();
