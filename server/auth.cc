@@ -84,14 +84,23 @@ grpc::Status Authenticator::Check(const grpc::ServerContext* ctx, Role needed,
   if (!enabled()) return grpc::Status::OK;
   const auto& md = ctx->client_metadata();
   auto it = md.find("authorization");
-  if (it == md.end()) {
+  if (it == md.end()) return CheckHeader(nullptr, needed, name);
+  std::string value(it->second.data(), it->second.size());
+  return CheckHeader(&value, needed, name);
+}
+
+grpc::Status Authenticator::CheckHeader(const std::string* authorization, Role needed,
+                                        std::string* name) const {
+  if (name) name->clear();
+  if (!enabled()) return grpc::Status::OK;
+  if (authorization == nullptr) {
     return grpc::Status(
         grpc::UNAUTHENTICATED,
         needed == Role::kWorker
             ? "this server requires a worker token: start argus-worker with --worker_token_file"
             : "this server requires a token: set ARGUS_TOKEN or pass --token_file FILE");
   }
-  std::string value(it->second.data(), it->second.size());
+  const std::string& value = *authorization;
   if (!absl::StartsWith(value, "Bearer ")) {
     return grpc::Status(grpc::UNAUTHENTICATED,
                         "the authorization metadata must read 'Bearer TOKEN'");

@@ -44,6 +44,9 @@ class Authenticator {
   // OK when the call's bearer token may act as `needed`; `*name` gets the
   // principal's name ("" for an unnamed token or an open server).
   grpc::Status Check(const grpc::ServerContext* ctx, Role needed, std::string* name) const;
+  // The same check on an "authorization" header value (nullptr: none sent),
+  // for the HTTP dashboard/API: its write actions need Role::kAdmin.
+  grpc::Status CheckHeader(const std::string* authorization, Role needed, std::string* name) const;
 
  private:
   struct Entry {

@@ -158,7 +158,7 @@ int64_t Count(const std::string& db, const std::string& sql) {
   return v;
 }
 
-TEST_CASE("slurm: a job array of workers runs a batch; scancel mid-batch loses no result",
+TEST_CASE("slurm: a job array of workers runs a batch, scancel mid-batch loses no result",
           "[slurm]") {
   if (std::string why = Missing(); !why.empty()) {
     WARN("SKIPPED: " << why);

@@ -16,6 +16,7 @@
 #include "argus/v1/workers.grpc.pb.h"
 #include "gpu_worker/dial.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "server/auth.h"
 #include "server/server.h"
 #include "tests/e2e/harness.h"
 #include "tests/security/secrets.h"
@@ -236,6 +237,27 @@ TEST_CASE("a named client token decides who submits, for the per-client limit", 
   CHECK(st.error_message() == "client 'alice' already has 1 unfinished jobs (limit 1)");
   Print("2nd job of alice (limit 1)", st);
   server.Shutdown();
+}
+
+TEST_CASE("admin actions (dashboard writes) need the admin token", "[security]") {
+  std::string dir = TempDir();
+  Tokens t = WriteTokens(dir);
+  auto auth = server::Authenticator::FromFiles(t.client, t.worker, t.admin);
+  REQUIRE(auth.ok());
+  auto header = [](const std::string& tok) { return "Bearer " + tok; };
+  std::string name, client = header(kClientToken), admin = header(kAdminToken),
+                    worker_h = header(kWorkerToken);
+  auto st = (*auth)->CheckHeader(nullptr, server::Role::kAdmin, &name);
+  CHECK(st.error_code() == grpc::UNAUTHENTICATED);
+  st = (*auth)->CheckHeader(&client, server::Role::kAdmin, &name);
+  CHECK(st.error_code() == grpc::PERMISSION_DENIED);
+  CHECK(st.error_message() == "a client token cannot make admin calls; use the admin token");
+  Print("admin action (client token)", st);
+  CHECK((*auth)->CheckHeader(&worker_h, server::Role::kAdmin, &name).error_code() ==
+        grpc::PERMISSION_DENIED);
+  CHECK((*auth)->CheckHeader(&admin, server::Role::kAdmin, &name).ok());
+  CHECK((*auth)->CheckHeader(&client, server::Role::kClient, &name).ok());
+  CHECK(name == "alice");
 }
 
 TEST_CASE("the server refuses token setups that would leave a door open", "[security]") {
