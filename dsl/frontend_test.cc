@@ -227,42 +227,6 @@ TEST_CASE("IR dump golden files") {
   }
 }
 
-TEST_CASE("parse + check of a 300-line kernel is fast") {
-  std::string src =
-      "@kernel(threads=256)\ndef big(A: Tensor[bf16, \"M\", \"K\"], B: Tensor[bf16, \"K\", \"N\"], "
-      "C: Tensor[f32, \"M\", \"N\"], BM: const = 128, BN: const = 128, BK: const = 32):\n"
-      "    grid(cdiv(M, BM), cdiv(N, BN))\n    bm, bn = block_id(0), block_id(1)\n"
-      "    sA = shared(bf16, (BM, BK), swizzle=Swizzle(2, 3, 3))\n    sB = shared(bf16, (BK, BN))\n"
-      "    acc = fragment(f32, (BM, BN), mma=\"mma_sync_m16n8k16_bf16\", warps=(2, 4))\n"
-      "    tl = thread_layout((64, 4), vec=8)\n    x = 0.0\n";
-  int lines = 9;
-  for (int i = 0; lines < 300; ++i) {
-    src += "    for k" + std::to_string(i) +
-           " in range(cdiv(K, BK)):\n"
-           "        copy(A.tile((BM, BK), (bm, k" +
-           std::to_string(i) +
-           ")), sA, tl)\n"
-           "        barrier()\n"
-           "        a = load_fragment(sA, acc, operand=\"A\")\n"
-           "        assert_tag(a, lambda i, j: A(bm * BM + i, k" +
-           std::to_string(i) +
-           " * BK + j))\n"
-           "        if thread_id() % 3 == 1 and x < 2.0:\n"
-           "            x = x * 0.5 + exp(f32(sA[thread_id() % BM, 3])) - max(x, 1.0)\n"
-           "        barrier()\n";
-    lines += 8;
-  }
-  src += "    store(acc, C.tile((BM, BN), (bm, bn)))\n";
-  auto t0 = std::chrono::steady_clock::now();
-  int reps = 20;
-  for (int r = 0; r < reps; ++r) REQUIRE(CompileText(src).ok());
-  double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
-      reps;
-  WARN("parse+check of a " << lines << "-line kernel: " << ms << " ms");
-  CHECK(ms < 200);
-}
-
 // tests/dsl/errors/*.py: each must fail; its first line is `# expect: L:C: error: substring`.
 TEST_CASE("error suite") {
   int n = 0;

@@ -4,15 +4,14 @@
 
 #include <iostream>
 
+#include "base/daemon_flags.h"
 #include "base/flags.h"
-#include "base/logging.h"
 #include "base/signals.h"
 #include "gpu_worker/daemon.h"
 #include "spdlog/spdlog.h"
 
 int main(int argc, char** argv) {
   argus::worker::DaemonOptions options;
-  std::string log_level = "info";
   int64_t device = -1;
   bool inventory_only = false;
   argus::worker::DialFiles dial;
@@ -33,24 +32,7 @@ int main(int argc, char** argv) {
   flags.Int("max_task_ms", &options.max_task_ms,
             "run-time limit per task (candidate); past it the task fails (0: none)");
   flags.Bool("inventory", &inventory_only, "print the inventory as JSON and exit");
-  flags.String("log_level", &log_level, "trace, debug, info, warn, error, off");
-  auto args = flags.Parse(argc, argv);
-  if (!args.ok()) {
-    std::cerr << args.status().message() << "\n";
-    return 2;
-  }
-  if (flags.help_requested()) {
-    std::cout << flags.Help();
-    return 0;
-  }
-  if (!args->empty()) {
-    std::cerr << "argus-worker: unexpected argument '" << (*args)[0] << "'\n";
-    return 2;
-  }
-  if (auto st = argus::InitLogging("argus-worker", log_level); !st.ok()) {
-    std::cerr << "argus-worker: " << st.message() << "\n";
-    return 2;
-  }
+  if (auto rc = argus::ParseDaemonFlags("argus-worker", flags, argc, argv)) return *rc;
   options.inventory.device_index = static_cast<int>(device);
   // No child (argus-runner, submitted kernels) may inherit a credential, or
   // ptrace this process / read its memory to find one.

@@ -2,14 +2,13 @@
 #include <cstdio>
 #include <iostream>
 
+#include "base/daemon_flags.h"
 #include "base/flags.h"
-#include "base/logging.h"
 #include "base/signals.h"
 #include "server/server.h"
 
 int main(int argc, char** argv) {
   argus::server::ServerOptions options;
-  std::string log_level = "info";
   int64_t lease_ms = options.lease_ms, heartbeat_ms = options.heartbeat_ms;
   int64_t max_jobs = options.max_concurrent_jobs_per_client;
   argus::FlagSet flags(
@@ -29,24 +28,7 @@ int main(int argc, char** argv) {
   int64_t max_source = options.max_source_bytes, max_candidates = options.max_candidates;
   flags.Int("max_source_bytes", &max_source, "largest JobSpec.source accepted");
   flags.Int("max_candidates", &max_candidates, "largest JobSpec.max_candidates accepted");
-  flags.String("log_level", &log_level, "trace, debug, info, warn, error, off");
-  auto args = flags.Parse(argc, argv);
-  if (!args.ok()) {
-    std::cerr << args.status().message() << "\n";
-    return 2;
-  }
-  if (flags.help_requested()) {
-    std::cout << flags.Help();
-    return 0;
-  }
-  if (!args->empty()) {
-    std::cerr << "argus-server: unexpected argument '" << (*args)[0] << "'\n";
-    return 2;
-  }
-  if (auto st = argus::InitLogging("argus-server", log_level); !st.ok()) {
-    std::cerr << "argus-server: " << st.message() << "\n";
-    return 2;
-  }
+  if (auto rc = argus::ParseDaemonFlags("argus-server", flags, argc, argv)) return *rc;
   if (lease_ms < 100 || heartbeat_ms < 10 || heartbeat_ms * 2 > lease_ms) {
     std::cerr << "argus-server: need --lease_ms >= 100 and --heartbeat_ms <= lease_ms/2\n";
     return 2;
@@ -56,6 +38,7 @@ int main(int argc, char** argv) {
   options.max_concurrent_jobs_per_client = static_cast<int>(max_jobs);
   options.max_source_bytes = static_cast<int>(max_source);
   options.max_candidates = static_cast<int>(max_candidates);
+  options.planner.max_candidates_limit = options.max_candidates;  // one limit for both
   argus::server::Server server(options);
   argus::OnTerminationSignal([&server] { server.Shutdown(); });
   auto addr = server.Start();

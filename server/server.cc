@@ -26,6 +26,11 @@ absl::StatusOr<std::string> Server::Start() {
   ASSIGN_OR_RETURN(auto credentials, MakeServerCredentials(options_));
   ASSIGN_OR_RETURN(store_, JobStore::Open(options_.db_path, store_options));
   jobs_ = std::make_unique<JobServiceImpl>(store_.get(), options_, &stopping_);
+  planner_ = std::make_unique<planner::Planner>(store_.get(), options_.planner);
+  if (auto st = planner_->Init(); !st.ok()) {
+    spdlog::warn("planner: {} (tune jobs will fail)", st.ToString());
+  }
+  jobs_->set_planner(planner_.get());
   workers_ = std::make_unique<WorkerServiceImpl>(store_.get(), options_, &stopping_);
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -45,6 +50,9 @@ absl::StatusOr<std::string> Server::Start() {
   }
   std::string host = options_.listen.substr(0, options_.listen.rfind(':'));
   reaper_ = std::thread([this] { ReapLoop(); });
+  if (auto st = planner_->ResumeUnfinished(); !st.ok()) {
+    spdlog::error("planner: resuming tune jobs: {}", st.ToString());
+  }
   return absl::StrCat(host, ":", port);
 }
 
@@ -69,6 +77,7 @@ void Server::ReapLoop() {
 
 void Server::Shutdown() {
   if (stopping_.exchange(true)) return;
+  if (planner_) planner_->Shutdown();
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   if (reaper_.joinable()) reaper_.join();
 }

@@ -2,9 +2,8 @@
 //
 // Serves argus.v1.JobService and argus.v1.WorkerService over one port, plus
 // grpc.health.v1 and server reflection. A reaper thread expires leases and
-// fails overdue jobs. Job planning for kinds other than probe is delegated
-// to a JobPlanner (the planner part registers one); without it such jobs are
-// refused with a clear error.
+// fails overdue jobs. Tune jobs are driven by the planner (planner/planner.h),
+// which the server starts, resumes after a restart and stops at Shutdown.
 //
 // Thread safety: Start/Shutdown from one thread; the services are
 // thread-safe (they share the thread-safe JobStore).
@@ -19,6 +18,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "planner/planner.h"
 #include "server/store.h"
 
 namespace argus::server {
@@ -34,11 +34,12 @@ struct ServerOptions {
   int64_t default_deadline_ms = 10 * 60'000;
   int max_message_bytes = 8 << 20;
   int max_concurrent_jobs_per_client = 64;
+  planner::PlannerOptions planner;
   // Security and input limits (server/auth.h). Empty files: open, plaintext.
   std::string token_file, worker_token_file, admin_token_file;
   std::string tls_cert, tls_key, tls_ca;      // tls_ca: require client certificates (mTLS)
   int max_source_bytes = 256 << 10;           // JobSpec.source
-  int max_candidates = 1024;                  // JobSpec.max_candidates
+  int max_candidates = 1000;                  // JobSpec.max_candidates
   std::shared_ptr<const Authenticator> auth;  // Start() builds it from the files
 };
 
@@ -62,6 +63,7 @@ class Server {
 
   ServerOptions options_;
   std::unique_ptr<JobStore> store_;
+  std::unique_ptr<planner::Planner> planner_;
   std::unique_ptr<JobServiceImpl> jobs_;
   std::unique_ptr<WorkerServiceImpl> workers_;
   std::unique_ptr<grpc::Server> server_;

@@ -47,14 +47,15 @@ TEST_CASE("the server answers grpc.health.v1 and refuses what it cannot do", "[s
     CHECK(st.error_code() == grpc::NOT_FOUND);
     CHECK(st.error_message().find("j-missing") != std::string::npos);
   }
-  // Tune needs the planner, which is not built in yet: a clear refusal.
+  // A tune job without a valid problem: a clear refusal from the planner.
   {
     grpc::ClientContext ctx;
     v1::SubmitJobRequest req;
     req.mutable_spec()->set_kind(v1::JOB_KIND_TUNE);
     v1::SubmitJobResponse resp;
     auto st = jobs->SubmitJob(&ctx, req, &resp);
-    CHECK(st.error_code() == grpc::UNIMPLEMENTED);
+    CHECK(st.error_code() == grpc::INVALID_ARGUMENT);
+    CHECK(st.error_message().find("unknown problem") != std::string::npos);
   }
   // A message over the size limit is refused, and the server keeps serving.
   {

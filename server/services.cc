@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "planner/planner.h"
 #include "proto/status.h"
 #include "server/auth.h"
 #include "server/clock.h"
@@ -95,9 +96,11 @@ Status JobServiceImpl::SubmitJob(ServerContext* ctx, const v1::SubmitJobRequest*
       for (int i = 0; i < n; ++i) tasks.push_back({"probe", "{}", "", true});
       break;
     }
-    case v1::JOB_KIND_TUNE:
-      return Status(grpc::UNIMPLEMENTED,
-                    "job kind TUNE needs the planner, which this server was built without");
+    case v1::JOB_KIND_TUNE: {
+      if (!planner_) return Status(grpc::UNIMPLEMENTED, "this server runs no planner");
+      if (auto st = planner_->Validate(spec); !st.ok()) return ToGrpc(st);
+      break;  // no tasks yet: the planner adds candidates as it goes
+    }
     default:
       return Invalid("spec.kind: unknown job kind (PROBE or TUNE)");
   }
@@ -106,6 +109,7 @@ Status JobServiceImpl::SubmitJob(ServerContext* ctx, const v1::SubmitJobRequest*
   if (!job.ok()) return ToGrpc(job.status());
   spdlog::info("job {} submitted: kind {} with {} tasks", job->id(), v1::JobKind_Name(spec.kind()),
                tasks.size());
+  if (spec.kind() == v1::JOB_KIND_TUNE) planner_->Start(job->id());
   *resp->mutable_job() = std::move(*job);
   return Status::OK;
 }

@@ -15,6 +15,10 @@
 #include "server/server.h"
 #include "server/store.h"
 
+namespace argus::planner {
+class Planner;
+}
+
 namespace argus::server {
 
 class JobServiceImpl final : public v1::JobService::Service {
@@ -32,8 +36,11 @@ class JobServiceImpl final : public v1::JobService::Service {
                         grpc::ServerWriter<v1::JobEvent>*) override;
   grpc::Status ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest*,
                            v1::ListWorkersResponse*) override;
+  // Tune jobs go to the planner; without one they are refused.
+  void set_planner(planner::Planner* planner) { planner_ = planner; }
 
  private:
+  planner::Planner* planner_ = nullptr;
   JobStore* store_;
   ServerOptions options_;
   const std::atomic<bool>* stopping_;

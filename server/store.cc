@@ -518,6 +518,13 @@ absl::StatusOr<bool> JobStore::ReportResult(const std::string& worker_id,
 }
 
 absl::Status JobStore::FinishJobIfDoneLocked(const std::string& job_id, int64_t now_ms) {
+  {
+    // The planner finishes its own jobs.
+    ASSIGN_OR_RETURN(auto k, db_->Prepare("SELECT kind FROM jobs WHERE id = ?"));
+    k.Bind(1, job_id);
+    ASSIGN_OR_RETURN(bool found, k.Step());
+    if (found && k.Int(0) == v1::JOB_KIND_TUNE) return absl::OkStatus();
+  }
   ASSIGN_OR_RETURN(
       auto q,
       db_->Prepare("SELECT SUM(state IN ('queued','leased')), SUM(state = 'failed'), COUNT(*) "
@@ -617,6 +624,102 @@ absl::StatusOr<int64_t> JobStore::CountRows(const std::string& table) {
   ASSIGN_OR_RETURN(auto q, db_->Prepare(absl::StrCat("SELECT COUNT(*) FROM ", table)));
   ASSIGN_OR_RETURN(bool row, q.Step());
   return row ? q.Int(0) : 0;
+}
+
+absl::StatusOr<std::string> JobStore::AddTask(const std::string& job_id, const NewTask& t,
+                                              int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(auto job, GetJobLocked(job_id, false));
+  if (Finished(job.state())) {
+    return absl::FailedPreconditionError(absl::StrCat("job ", job_id, " is finished"));
+  }
+  std::string id = NewId("t");
+  ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db_.get()));
+  ASSIGN_OR_RETURN(
+      auto ins,
+      db_->Prepare("INSERT INTO tasks (id, job_id, seq, kind, payload_json, required_arch, "
+                   "once_per_worker, state, created_ms, updated_ms) VALUES (?1, ?2, "
+                   "(SELECT IFNULL(MAX(seq), -1) + 1 FROM tasks WHERE job_id = ?2), ?3, ?4, ?5, "
+                   "?6, 'queued', ?7, ?7)"));
+  ins.Bind(1, id)
+      .Bind(2, job_id)
+      .Bind(3, t.kind)
+      .Bind(4, t.payload_json)
+      .Bind(5, t.required_arch)
+      .Bind(6, int64_t{t.once_per_worker ? 1 : 0})
+      .Bind(7, now_ms);
+  RETURN_IF_ERROR(ins.Run());
+  ASSIGN_OR_RETURN(auto touch, db_->Prepare("UPDATE jobs SET updated_ms = ? WHERE id = ?"));
+  touch.Bind(1, now_ms).Bind(2, job_id);
+  RETURN_IF_ERROR(touch.Run());
+  RETURN_IF_ERROR(tx->Commit());
+  Bump();
+  return id;
+}
+
+absl::StatusOr<JobStore::TaskState> JobStore::GetTask(const std::string& task_id) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(auto q,
+                   db_->Prepare("SELECT state, result_json, error FROM tasks WHERE id = ?"));
+  q.Bind(1, task_id);
+  ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return absl::NotFoundError(absl::StrCat("task ", task_id, " does not exist"));
+  return TaskState{q.Text(0), q.Text(1), q.Text(2)};
+}
+
+absl::Status JobStore::SetJobProgress(const std::string& job_id, const std::string& result_json,
+                                      int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db_.get()));
+  ASSIGN_OR_RETURN(auto up, db_->Prepare("UPDATE jobs SET result_json = ?, updated_ms = ?, "
+                                         "state = ? WHERE id = ? AND state IN (?, ?)"));
+  up.Bind(1, result_json)
+      .Bind(2, now_ms)
+      .Bind(3, int64_t{v1::JOB_STATE_RUNNING})
+      .Bind(4, job_id)
+      .Bind(5, int64_t{v1::JOB_STATE_QUEUED})
+      .Bind(6, int64_t{v1::JOB_STATE_RUNNING});
+  RETURN_IF_ERROR(up.Run());
+  RETURN_IF_ERROR(tx->Commit());
+  Bump();
+  return absl::OkStatus();
+}
+
+absl::Status JobStore::FinishJob(const std::string& job_id, bool ok, const std::string& result_json,
+                                 const std::string& error, int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db_.get()));
+  ASSIGN_OR_RETURN(auto up, db_->Prepare("UPDATE jobs SET state = ?, result_json = ?, error = ?, "
+                                         "updated_ms = ? WHERE id = ? AND state IN (?, ?)"));
+  up.Bind(1, int64_t{ok ? v1::JOB_STATE_SUCCEEDED : v1::JOB_STATE_FAILED})
+      .Bind(2, result_json)
+      .Bind(3, error)
+      .Bind(4, now_ms)
+      .Bind(5, job_id)
+      .Bind(6, int64_t{v1::JOB_STATE_QUEUED})
+      .Bind(7, int64_t{v1::JOB_STATE_RUNNING});
+  RETURN_IF_ERROR(up.Run());
+  ASSIGN_OR_RETURN(auto ut, db_->Prepare("UPDATE tasks SET state = 'cancelled', updated_ms = ? "
+                                         "WHERE job_id = ? AND state IN ('queued','leased')"));
+  ut.Bind(1, now_ms).Bind(2, job_id);
+  RETURN_IF_ERROR(ut.Run());
+  RETURN_IF_ERROR(tx->Commit());
+  Bump();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<JobStore::StepRow>> JobStore::ListTrajectory(const std::string& job_id) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT step, candidate_id, action, detail_json, reward "
+                                        "FROM trajectory_steps WHERE job_id = ? ORDER BY step"));
+  q.Bind(1, job_id);
+  std::vector<StepRow> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back({static_cast<int>(q.Int(0)), q.Text(1), q.Text(2), q.Text(3), q.Double(4)});
+  }
+  return out;
 }
 
 }  // namespace argus::server

@@ -90,6 +90,27 @@ class JobStore {
                                  const std::string& detail_json, double reward, int64_t now_ms);
   absl::StatusOr<int64_t> CountRows(const std::string& table);
 
+  // Planner-driven jobs (kind TUNE): the store never finishes them when their
+  // tasks are done; the planner adds tasks as it goes and finishes the job.
+  absl::StatusOr<std::string> AddTask(const std::string& job_id, const NewTask& task,
+                                      int64_t now_ms);
+  struct TaskState {
+    std::string state, result_json, error;
+  };
+  absl::StatusOr<TaskState> GetTask(const std::string& task_id);
+  // Stores the job's progress summary (and moves it to RUNNING).
+  absl::Status SetJobProgress(const std::string& job_id, const std::string& result_json,
+                              int64_t now_ms);
+  // Finishes an unfinished job; a no-op on a finished one (cancelled meanwhile).
+  absl::Status FinishJob(const std::string& job_id, bool ok, const std::string& result_json,
+                         const std::string& error, int64_t now_ms);
+  struct StepRow {
+    int step = 0;
+    std::string candidate_id, action, detail_json;
+    double reward = 0;
+  };
+  absl::StatusOr<std::vector<StepRow>> ListTrajectory(const std::string& job_id);
+
   // Increases whenever anything changes; watchers poll it cheaply.
   int64_t version() const { return version_.load(); }
 

@@ -1,7 +1,9 @@
 // The foundation's round trip: real server, real workers, real CLI.
 #include <signal.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -158,6 +160,38 @@ TEST_CASE("the server refuses a corrupt database with one line", "[e2e]") {
   r = RunWithTimeout(opt);
   CHECK(r->exit_code == 2);
   CHECK(r->stderr_text.find("unknown flag --nope") != std::string::npos);
+}
+
+TEST_CASE("the server refuses a read-only database with one line", "[e2e]") {
+  Harness h;
+  {
+    // Create a valid store, then make it read-only.
+    std::ofstream(h.db()).close();
+  }
+  ProcessOptions make;
+  make.argv = {"/usr/bin/sqlite3", h.db(), "CREATE TABLE t(x);"};
+  REQUIRE(RunWithTimeout(make).ok());
+  std::filesystem::permissions(h.dir(), std::filesystem::perms::all);
+  std::filesystem::permissions(h.db(), std::filesystem::perms::owner_read |
+                                           std::filesystem::perms::group_read |
+                                           std::filesystem::perms::others_read);
+  ProcessOptions opt;
+  opt.argv = {Harness::Bin("argus-server"), "--db", h.db(), "--listen", "127.0.0.1:0"};
+  // Root writes through file permissions; run the server as nobody so the
+  // file really is read-only to it.
+  if (geteuid() == 0) {
+    REQUIRE(access("/usr/bin/setpriv", X_OK) == 0);
+    opt.argv.insert(opt.argv.begin(), {"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup",
+                                       "--clear-groups", "--"});
+  }
+  opt.timeout = std::chrono::seconds(10);
+  auto r = RunWithTimeout(opt);
+  REQUIRE(r.ok());
+  INFO(r->stderr_text);
+  CHECK(r->end == ProcessResult::End::kExited);
+  CHECK(r->exit_code == 1);
+  CHECK((r->stderr_text.find("read-only") != std::string::npos ||
+         r->stderr_text.find("readonly") != std::string::npos));
 }
 
 }  // namespace

@@ -1,0 +1,266 @@
+// `argus tune PROBLEM --shape ... --dtype ... --target ...`: the main job.
+//
+// Without --server it starts the embedded default for tuning: an in-process
+// argus-server (with its planner) and a local worker whose "candidate"
+// handler runs the reference interpreter; such runs are labelled interp and
+// use a small shape. With --server it submits the job and watches it. Either
+// way it streams the planner's progress and ends with the best kernel's
+// source, its invariants, the artifact path and the measured ratio.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "base/flags.h"
+#include "clients/cli/commands.h"
+#include "clients/cli/connection.h"
+#include "clients/cli/embedded.h"
+#include "clients/cli/exit_codes.h"
+#include "gpu_worker/daemon.h"
+#include "nlohmann/json.hpp"
+#include "planner/interp_backend.h"
+#include "planner/problems.h"
+#include "server/clock.h"
+#include "server/server.h"
+#include "spdlog/spdlog.h"
+
+namespace argus::cli {
+namespace {
+
+using nlohmann::json;
+
+// An in-process server and an interpreter worker for tune jobs.
+class TuneEmbedded {
+ public:
+  ~TuneEmbedded() {
+    if (worker_) worker_->Stop();
+    if (thread_.joinable()) thread_.join();
+    if (server_) server_->Shutdown();
+  }
+  absl::StatusOr<std::string> Start(const std::string& db) {
+    server::ServerOptions o;
+    o.db_path = db;
+    o.heartbeat_ms = 500;
+    o.lease_ms = 60'000;
+    server_ = std::make_unique<server::Server>(o);
+    auto address = server_->Start();
+    if (!address.ok()) return address.status();
+    worker::DaemonOptions w;
+    w.server = *address;
+    w.lease_wait_ms = 200;
+    worker_ = std::make_unique<worker::WorkerDaemon>(w);
+    worker_->Handle("candidate", planner::InterpCandidateHandler());
+    thread_ = std::thread([this] {
+      if (auto st = worker_->Run(); !st.ok()) spdlog::error("embedded worker: {}", st.ToString());
+    });
+    for (int i = 0; i < 3000 && worker_->worker_id().empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (worker_->worker_id().empty())
+      return absl::DeadlineExceededError("the embedded worker did not register");
+    return address;
+  }
+
+ private:
+  std::unique_ptr<server::Server> server_;
+  std::unique_ptr<worker::WorkerDaemon> worker_;
+  std::thread thread_;
+};
+
+int TuneFail(const std::string& verb, const absl::Status& st) {
+  std::cerr << "argus " << verb << ": " << st.message() << "\n";
+  return ExitCodeFor(st);
+}
+
+// Prints the steps of the progress summary `r` after step `*printed`.
+void PrintSteps(const json& r, int* printed) {
+  if (!r.contains("recent")) return;
+  double best = r.contains("best") ? r["best"].value("ratio", 0.0) : 0.0;
+  for (const json& l : r["recent"]) {
+    int step = l.value("step", 0);
+    if (step <= *printed) continue;
+    *printed = step;
+    std::string what = l.value("outcome", "");
+    if (what == "ok") {
+      what = absl::StrFormat("ok, ratio %.3f", l.value("ratio", 0.0));
+    } else if (!l.value("message", "").empty()) {
+      std::string m = l.value("message", "");
+      what = absl::StrCat(what, ": ", m.substr(0, m.find('\n')));
+    }
+    std::cout << absl::StrFormat("[%d] %-10s %-40s %s\n", step, l.value("action", ""),
+                                 l.value("config", ""), what);
+  }
+  std::cout << absl::StrFormat("    best %.3f (tried %d, verified %d, rejected %d)\n", best,
+                               r.value("tried", 0), r.value("verified", 0), r.value("rejected", 0));
+}
+
+int Tune(const std::string& verb, const std::vector<std::string>& args) {
+  std::string server_flag, shape, dtype, target = "auto", db, policy = "builtin",
+                                         log_level = "warn";
+  std::string llm_endpoint, llm_model;
+  std::vector<std::string> options;
+  int64_t max_candidates = 16;
+  bool as_json = false;
+  FlagSet fs("argus tune",
+             "argus tune PROBLEM [--shape 4096x4096x4096 | M=..,N=..] [--dtype bf16] "
+             "[--target auto|sm_90a|gfx942|interp] [--option causal=1] [--max_candidates N] "
+             "[--server HOST:PORT]\n\n"
+             "Tunes a kernel for a catalog problem (gemm, batched_gemm, attention, moe,\n"
+             "elementwise, reduction, softmax, rmsnorm, layernorm). Without --server the\n"
+             "embedded default runs it on the reference interpreter (small shape).\n\n"
+             "example: argus tune gemm --shape 64x64x64 --dtype f32");
+  fs.String("server", &server_flag,
+            "argus-server address (default: $ARGUS_SERVER; none: embedded)");
+  fs.String("shape", &shape, "the problem's dims, AxBxC in the family's order or NAME=V,...");
+  fs.String("dtype", &dtype, "f32, f16, bf16, fp8 (default: bf16 for gemm, else f32)");
+  fs.String("target", &target, "auto, sm_90a, gfx942 or interp");
+  fs.List("option", &options, "NAME=V problem options (trans_a, trans_b, causal, op)");
+  fs.Int("max_candidates", &max_candidates, "candidates to try");
+  fs.String("policy", &policy, "builtin or llm (default: llm when --llm-endpoint is given)");
+  fs.String("llm_endpoint", &llm_endpoint,
+            "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (key: $ARGUS_LLM_API_KEY)");
+  fs.String("llm_model", &llm_model, "model name for the LLM policy");
+  fs.String("db", &db, "store of the embedded server");
+  fs.Bool("json", &as_json, "print the final result as JSON");
+  fs.String("log_level", &log_level, "trace, debug, info, warn, error, off");
+  auto pos = fs.Parse(args);
+  if (!pos.ok()) return TuneFail(verb, pos.status());
+  if (fs.help_requested()) {
+    std::cout << fs.Help();
+    return kExitOk;
+  }
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  if (pos->size() != 1) {
+    std::cerr << "argus tune: name one problem (see argus tune --help)\n";
+    return kExitUsage;
+  }
+  const std::string family = (*pos)[0];
+  std::map<std::string, std::string> opts;
+  for (const auto& o : options) {
+    std::vector<std::string> kv = absl::StrSplit(o, absl::MaxSplits('=', 1));
+    if (kv.size() != 2) {
+      std::cerr << "argus tune: --option " << o << ": expected NAME=V\n";
+      return kExitUsage;
+    }
+    opts[kv[0]] = kv[1];
+  }
+  auto dims = planner::ParseShape(family, shape);
+  if (!dims.ok()) return TuneFail(verb, dims.status());
+  auto problem = planner::MakeProblem(family, *dims, dtype, opts);
+  if (!problem.ok()) return TuneFail(verb, problem.status());
+
+  std::string address = ResolveServerAddress(server_flag);
+  std::unique_ptr<TuneEmbedded> embedded;
+  if (address.empty()) {
+    // The embedded worker runs candidates on the interpreter: label it so and
+    // keep the shape small.
+    if (target != "auto" && target != "interp") {
+      std::cerr
+          << "argus tune: --target " << target
+          << " needs a GPU worker: pass --server (the embedded default runs the interpreter)\n";
+      return kExitUsage;
+    }
+    target = "interp";
+    if (planner::Flops(*problem) > 5e7 || shape.empty()) {
+      const planner::Family* f = planner::FindFamily(family);
+      auto small = planner::MakeProblem(family, f->interp_shape, problem->dtype, problem->options);
+      if (!small.ok()) return TuneFail(verb, small.status());
+      if (!shape.empty()) {
+        std::cout << "interp: " << planner::Describe(*problem)
+                  << " is too large for the interpreter; tuning " << planner::Describe(*small)
+                  << " instead\n";
+      }
+      problem = small;
+    }
+    if (db.empty()) {
+      auto dir = EmbeddedStateDir();
+      if (!dir.ok()) return TuneFail(verb, dir.status());
+      db = *dir + "/argus.db";
+    }
+    embedded = std::make_unique<TuneEmbedded>();
+    auto a = embedded->Start(db);
+    if (!a.ok()) return TuneFail(verb, a.status());
+    address = *a;
+    std::cout << "embedded server " << address << " with an interpreter worker (target interp)\n";
+  }
+  v1::JobSpec spec;
+  spec.set_kind(v1::JOB_KIND_TUNE);
+  *spec.mutable_problem() = planner::ToProto(*problem);
+  spec.set_target(target);
+  if (!llm_endpoint.empty() && policy == "builtin") policy = "llm";
+  spec.set_policy(policy);
+  spec.set_llm_endpoint(llm_endpoint);
+  spec.set_llm_model(llm_model);
+  spec.set_max_candidates(static_cast<int32_t>(max_candidates));
+  spec.set_client("argus-cli");
+  worker::DialOptions dial;  // $ARGUS_TOKEN for a real server
+  if (!embedded) {
+    auto resolved = ResolveDialOptions({});
+    if (!resolved.ok()) return TuneFail(verb, resolved.status());
+    dial = *resolved;
+  }
+  Connection conn(address, dial);
+  auto job = conn.Submit(spec);
+  if (!job.ok()) return TuneFail(verb, job.status());
+  std::cout << "job " << job->id() << ": tuning " << planner::Describe(*problem) << " on " << target
+            << "\n";
+  int printed = -1;
+  auto done = conn.Watch(
+      job->id(),
+      [&](const v1::JobEvent& ev) {
+        json r = json::parse(ev.job().result_json(), nullptr, false);
+        if (r.is_discarded() || !r.is_object()) return;
+        if (!as_json) PrintSteps(r, &printed);
+      },
+      std::chrono::minutes(10));
+  if (!done.ok()) return TuneFail(verb, done.status());
+  json r = json::parse(done->result_json(), nullptr, false);
+  if (r.is_discarded()) r = json::object();
+  std::string artifact;
+  if (r.contains("best")) {
+    auto dir = EmbeddedStateDir();
+    if (dir.ok()) {
+      std::filesystem::path p = std::filesystem::path(*dir) / "artifacts";
+      std::filesystem::create_directories(p);
+      p /= absl::StrCat(done->id(), "-", r["best"].value("kernel", "kernel"), ".py");
+      std::ofstream out(p);
+      out << "# argus tune " << planner::Describe(*problem) << " on " << r.value("target", "")
+          << "\n# constants: " << r["best"]["constants"].dump()
+          << "\n# dims: " << r["best"]["dims"].dump() << "\n"
+          << r["best"].value("source", "");
+      artifact = p.string();
+      r["artifact"] = artifact;
+    }
+  }
+  if (as_json) {
+    std::cout << r.dump(2) << "\n";
+  } else if (r.contains("best")) {
+    const json& b = r["best"];
+    std::cout << "\nbest kernel (" << b["config"]["template"].get<std::string>() << ", step "
+              << b.value("step", 0) << "), constants " << b["constants"].dump() << ":\n"
+              << b.value("source", "") << "\ninvariants:\n";
+    for (const auto& inv : b["invariants"]) std::cout << "  - " << inv.get<std::string>() << "\n";
+    std::cout << absl::StrFormat(
+        "ratio to baseline (%s%s): %.3f%s\nartifact: %s\n", r.value("baseline_name", ""),
+        r.value("target", "") == "interp" ? ", interp instruction count" : "",
+        b.value("ratio", 0.0), r.value("target", "") == "interp" ? " (interp)" : "", artifact);
+  }
+  if (done->state() != v1::JOB_STATE_SUCCEEDED) {
+    std::cerr << "argus tune: job " << done->id() << " " << v1::JobState_Name(done->state()) << ": "
+              << done->error() << "\n";
+    return kExitJobFailed;
+  }
+  return kExitOk;
+}
+
+const bool kRegistered = [] {
+  RegisterVerb(
+      {"tune", "tune a kernel for a catalog problem (argus tune gemm --shape MxNxK)", Tune});
+  return true;
+}();
+
+}  // namespace
+}  // namespace argus::cli

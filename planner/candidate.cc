@@ -1,0 +1,133 @@
+#include "planner/candidate.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "base/status.h"
+#include "kb/expr.h"
+
+namespace argus::planner {
+
+std::string Config::Key() const {
+  std::string s = template_id;
+  for (const auto& [k, v] : knobs) absl::StrAppend(&s, " ", k, "=", v);
+  return s;
+}
+
+nlohmann::json Config::ToJson() const { return {{"template", template_id}, {"knobs", knobs}}; }
+
+absl::StatusOr<Config> Config::FromJson(const nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("template") || !j["template"].is_string() ||
+      !j.contains("knobs") || !j["knobs"].is_object()) {
+    return absl::InvalidArgumentError("config: {template, knobs}");
+  }
+  Config c;
+  c.template_id = j["template"].get<std::string>();
+  for (const auto& [k, v] : j["knobs"].items()) {
+    if (!v.is_number_integer()) return absl::InvalidArgumentError("config: knob values are ints");
+    c.knobs[k] = v.get<int64_t>();
+  }
+  return c;
+}
+
+Config DefaultConfig(const kb::Template& t) {
+  Config c;
+  c.template_id = t.id;
+  for (const auto& k : t.knobs) c.knobs[k.name] = k.default_value;
+  return c;
+}
+
+absl::StatusOr<Instance> Instantiate(const kb::Template& t, const Config& c, const Problem& p) {
+  Instance in;
+  in.kernel = t.kernel;
+  std::map<std::string, int64_t> env = ExprEnv(p);
+  for (const auto& k : t.knobs) {
+    auto it = c.knobs.find(k.name);
+    int64_t v = it == c.knobs.end() ? k.default_value : it->second;
+    in.constants[k.name] = v;
+    env[k.name] = v;
+  }
+  for (const auto& [name, v] : c.knobs) {
+    if (!t.FindKnob(name)) {
+      return absl::InvalidArgumentError(absl::StrCat(t.id, " has no knob ", name));
+    }
+  }
+  for (const auto& [name, e] : t.shape_constants) {
+    ASSIGN_OR_RETURN(in.constants[name], kb::EvalExpr(e, env));
+    env[name] = in.constants[name];
+  }
+  for (const auto& [name, opt] : t.option_constants) {
+    auto it = env.find(opt);
+    if (it == env.end()) return absl::InvalidArgumentError(absl::StrCat("no option ", opt));
+    in.constants[name] = it->second;
+  }
+  for (const auto& [name, e] : t.dims) {
+    ASSIGN_OR_RETURN(in.dims[name], kb::EvalExpr(e, env));
+  }
+  for (const auto& r : t.requirements) {
+    ASSIGN_OR_RETURN(int64_t ok, kb::EvalExpr(r, env));
+    if (!ok) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(c.Key(), ": requirement '", r, "' does not hold for ", Describe(p)));
+    }
+  }
+  ASSIGN_OR_RETURN(in.source, kb::Substitute(t.source, SourceVars(p)));
+  return in;
+}
+
+nlohmann::json Payload(const Instance& candidate, const Instance& baseline, const Problem& p,
+                       const std::string& target) {
+  return {{"source", candidate.source},
+          {"kernel", candidate.kernel},
+          {"constants", candidate.constants},
+          {"dims", candidate.dims},
+          {"target", target},
+          {"problem", ToJson(p)},
+          {"baseline_name", BaselineName(p, target)},
+          {"flops", Flops(p)},
+          {"bytes", Bytes(p)},
+          {"baseline",
+           {{"source", baseline.source},
+            {"kernel", baseline.kernel},
+            {"constants", baseline.constants},
+            {"dims", baseline.dims}}}};
+}
+
+std::string Diff(const Instance* parent, const Instance& child) {
+  std::string out;
+  std::map<std::string, int64_t> before =
+      parent ? parent->constants : std::map<std::string, int64_t>{};
+  for (const auto& [k, v] : child.constants) {
+    auto it = before.find(k);
+    if (it == before.end())
+      absl::StrAppend(&out, "const ", k, " = ", v, "\n");
+    else if (it->second != v)
+      absl::StrAppend(&out, "const ", k, ": ", it->second, " -> ", v, "\n");
+  }
+  if (!parent) return absl::StrCat(out, "(new kernel ", child.kernel, ")\n");
+  std::vector<std::string> a = absl::StrSplit(parent->source, '\n');
+  std::vector<std::string> b = absl::StrSplit(child.source, '\n');
+  // LCS table; templates are small (tens of lines).
+  size_t n = a.size(), m = b.size();
+  if (n * m > 4'000'000) return absl::StrCat(out, "(sources too large to diff)\n");
+  std::vector<std::vector<int>> l(n + 1, std::vector<int>(m + 1, 0));
+  for (size_t i = n; i-- > 0;)
+    for (size_t j = m; j-- > 0;)
+      l[i][j] = a[i] == b[j] ? l[i + 1][j + 1] + 1 : std::max(l[i + 1][j], l[i][j + 1]);
+  size_t i = 0, j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && a[i] == b[j]) {
+      ++i, ++j;
+    } else if (j < m && (i == n || l[i][j + 1] >= l[i + 1][j])) {
+      absl::StrAppend(&out, "+", j + 1, ": ", b[j], "\n");
+      ++j;
+    } else {
+      absl::StrAppend(&out, "-", i + 1, ": ", a[i], "\n");
+      ++i;
+    }
+  }
+  return out;
+}
+
+}  // namespace argus::planner

@@ -1,0 +1,53 @@
+// planner/candidate.h: a candidate kernel — a KB template, its knob values,
+// and what they become for one problem.
+//
+// A Config names a template and its knobs; Instantiate() checks the
+// template's requirements against the problem and fills its placeholders,
+// giving the source, kernel, constants and launch dims a worker runs.
+// Payload() is the JSON of a "candidate" task (docs/planner.md).
+//
+// Thread safety: pure functions.
+#ifndef ARGUS_PLANNER_CANDIDATE_H_
+#define ARGUS_PLANNER_CANDIDATE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "kb/kb.h"
+#include "nlohmann/json.hpp"
+#include "planner/problems.h"
+
+namespace argus::planner {
+
+struct Config {
+  std::string template_id;
+  std::map<std::string, int64_t> knobs;
+  std::string Key() const;  // "gemm_smem BM=32 BN=64 BK=32"
+  nlohmann::json ToJson() const;
+  static absl::StatusOr<Config> FromJson(const nlohmann::json& j);
+  bool operator==(const Config& o) const = default;
+};
+
+Config DefaultConfig(const kb::Template& t);
+
+struct Instance {
+  std::string source, kernel;
+  std::map<std::string, int64_t> constants;
+  std::map<std::string, int64_t> dims;
+};
+
+// FailedPrecondition naming the requirement when the config does not fit the problem.
+absl::StatusOr<Instance> Instantiate(const kb::Template& t, const Config& c, const Problem& p);
+
+nlohmann::json Payload(const Instance& candidate, const Instance& baseline, const Problem& p,
+                       const std::string& target);
+
+// A line diff of two sources ("-old" / "+new" lines with line numbers) plus
+// the constants that changed.
+std::string Diff(const Instance* parent, const Instance& child);
+
+}  // namespace argus::planner
+
+#endif  // ARGUS_PLANNER_CANDIDATE_H_

@@ -1,0 +1,107 @@
+#include <catch2/catch.hpp>
+
+#include "kb/kb.h"
+#include "nlohmann/json.hpp"
+#include "planner/candidate.h"
+#include "planner/interp_backend.h"
+#include "planner/problems.h"
+
+namespace argus::planner {
+namespace {
+
+using nlohmann::json;
+
+const kb::Kb& TheKb() {
+  static const kb::Kb kb = *kb::Kb::Load(kb::DefaultKbDir());
+  return kb;
+}
+
+json RunInterp(const kb::Template& t, const Config& c, const Problem& p) {
+  const kb::Template* base = nullptr;
+  for (const auto* x : TheKb().ForFamily(p.family)) {
+    if (x->baseline) base = x;
+  }
+  REQUIRE(base != nullptr);
+  auto cand = Instantiate(t, c, p);
+  REQUIRE(cand.ok());
+  auto bi = Instantiate(*base, DefaultConfig(*base), p);
+  REQUIRE(bi.ok());
+  auto r = RunCandidateInInterpreter(Payload(*cand, *bi, p, "interp").dump());
+  REQUIRE(r.ok());
+  return json::parse(*r);
+}
+
+TEST_CASE("shapes parse positionally or by name; bad problems are refused", "[planner]") {
+  CHECK(*ParseShape("gemm", "4096x4096x4096") ==
+        std::map<std::string, int64_t>{{"M", 4096}, {"N", 4096}, {"K", 4096}});
+  CHECK(ParseShape("gemm", "M=8,N=16,K=32")->at("N") == 16);
+  CHECK(!ParseShape("gemm", "64x64").ok());
+  CHECK(!ParseShape("gemm", "64xfoox64").ok());
+  CHECK(!MakeProblem("conv9d", {}, "", {}).ok());
+  CHECK(!MakeProblem("gemm", {{"M", 64}, {"N", 64}}, "bf16", {}).ok());
+  CHECK(!MakeProblem("gemm", {{"M", 64}, {"N", 64}, {"K", 64}}, "f64", {}).ok());
+  CHECK(!MakeProblem("gemm", {{"M", 64}, {"N", 64}, {"K", 0}}, "bf16", {}).ok());
+  CHECK(!MakeProblem("gemm", {{"M", 64}, {"N", 64}, {"K", 64}}, "bf16", {{"trans_c", "1"}}).ok());
+  CHECK(!MakeProblem("attention", {{"B", 1}, {"H", 6}, {"HKV", 4}, {"S", 64}, {"D", 64}}, "", {})
+             .ok());
+  auto g = MakeProblem("gemm", {{"M", 4096}, {"N", 4096}, {"K", 4096}}, "bf16", {});
+  REQUIRE(g.ok());
+  CHECK(Flops(*g) == Approx(2.0 * 4096 * 4096 * 4096));
+  CHECK(BaselineName(*g, "sm_90a") == "cublas");
+  CHECK(BaselineName(*g, "gfx942") == "hipblaslt");
+  auto a = MakeProblem("attention", {{"B", 4}, {"H", 32}, {"S", 4096}, {"D", 128}}, "bf16",
+                       {{"causal", "true"}});
+  REQUIRE(a.ok());
+  CHECK(a->shape.at("HKV") == 32);
+  CHECK(Flops(*a) == Approx(2.0 * 4 * 32 * 4096.0 * 4096 * 128));
+}
+
+// Every family has a KB template, and every template, with its default knobs
+// at the family's interpreter shape, computes the reference result.
+TEST_CASE("every catalog problem has templates that pass the reference check", "[planner]") {
+  for (const Family& f : Families()) {
+    auto templates = TheKb().ForFamily(f.name);
+    INFO(f.name);
+    REQUIRE(!templates.empty());
+    std::vector<std::map<std::string, std::string>> variants = {{}};
+    if (f.name == "gemm") variants = {{}, {{"trans_a", "1"}}, {{"trans_b", "1"}}};
+    if (f.name == "attention") variants = {{}, {{"causal", "1"}}};
+    if (f.name == "elementwise") variants = {{{"op", "add"}}, {{"op", "silu_mul"}}};
+    for (const auto& opts : variants) {
+      std::string dtype = f.name == "gemm" ? "bf16" : "f32";
+      auto p = MakeProblem(f.name, f.interp_shape, dtype, opts);
+      REQUIRE(p.ok());
+      for (const kb::Template* t : templates) {
+        if (!t->Supports(p->dtype, "interp")) continue;
+        Config c = DefaultConfig(*t);
+        if (!Instantiate(*t, c, *p).ok()) continue;  // requirement not met (e.g. transposes)
+        INFO(t->id << " on " << Describe(*p));
+        json r = RunInterp(*t, c, *p);
+        INFO(r.dump());
+        CHECK(r["outcome"] == "ok");
+        CHECK(r["ratio"].get<double>() > 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("GQA attention and a wrong kernel are told apart by the reference", "[planner]") {
+  auto p = MakeProblem("attention", {{"B", 1}, {"H", 4}, {"HKV", 2}, {"S", 32}, {"D", 64}}, "f32",
+                       {{"causal", "1"}});
+  REQUIRE(p.ok());
+  const kb::Template* fa = TheKb().FindTemplate("flash_attention");
+  REQUIRE(fa != nullptr);
+  Config c = DefaultConfig(*fa);
+  c.knobs["BKV"] = 16;
+  c.knobs["BQ"] = 32;
+  CHECK(RunInterp(*fa, c, *p)["outcome"] == "ok");
+  // The same kernel reading the wrong kv head is caught with a counterexample.
+  kb::Template broken = *fa;
+  broken.source.replace(broken.source.find("hk = h // G"), 11, "hk = h %  G");
+  json r = RunInterp(broken, c, *p);
+  CHECK(r["outcome"] == "wrong");
+  CHECK(r.contains("counterexample"));
+}
+
+}  // namespace
+}  // namespace argus::planner

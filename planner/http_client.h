@@ -1,0 +1,30 @@
+// planner/http_client.h: a minimal HTTP/1.1 client for the LLM policy.
+//
+// PostJson() sends one POST over a fresh TCP connection to an http:// URL
+// (no TLS: point it at a local gateway such as vLLM, llama.cpp or a proxy)
+// and reads the whole response, all under one deadline. Errors are statuses:
+// unreachable, timed out, malformed response; an HTTP status >= 400 is
+// returned as a response for the caller to judge (429: rate limited).
+//
+// Thread safety: reentrant.
+#ifndef ARGUS_PLANNER_HTTP_CLIENT_H_
+#define ARGUS_PLANNER_HTTP_CLIENT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace argus::planner {
+
+struct HttpResponse {
+  int status = 0;
+  std::string body;
+};
+
+absl::StatusOr<HttpResponse> PostJson(const std::string& url, const std::string& body,
+                                      const std::string& bearer_token, int64_t timeout_ms);
+
+}  // namespace argus::planner
+
+#endif  // ARGUS_PLANNER_HTTP_CLIENT_H_

@@ -1,0 +1,394 @@
+#include "planner/planner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "base/status.h"
+#include "nlohmann/json.hpp"
+#include "planner/policy.h"
+#include "spdlog/spdlog.h"
+
+namespace argus::planner {
+namespace {
+
+using nlohmann::json;
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool Finished(v1::JobState s) {
+  return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED || s == v1::JOB_STATE_CANCELLED;
+}
+
+// A step back from its stored row.
+std::optional<Step> StepFromRow(const server::JobStore::StepRow& row) {
+  json d = json::parse(row.detail_json, nullptr, false);
+  if (d.is_discarded() || !d.contains("config")) return std::nullopt;
+  auto c = Config::FromJson(d["config"]);
+  if (!c.ok()) return std::nullopt;
+  Step s;
+  s.step = row.step;
+  s.candidate_id = row.candidate_id;
+  s.config = *c;
+  s.parent_id = d.value("parent", "");
+  s.action = row.action;
+  s.technique = d.value("technique", "");
+  s.why = d.value("why", "");
+  s.outcome = d.value("outcome", json::object()).value("outcome", "");
+  s.message = d.value("outcome", json::object()).value("message", "");
+  s.ratio = d.value("outcome", json::object()).value("ratio", 0.0);
+  s.violations = d.value("verifier", json::object()).value("violations", json::array()).size();
+  return s;
+}
+
+}  // namespace
+
+Planner::Planner(server::JobStore* store, PlannerOptions options)
+    : store_(store), options_(std::move(options)), gate_(std::make_unique<CheckerGate>()) {}
+
+Planner::~Planner() { Shutdown(); }
+
+absl::Status Planner::Init() {
+  ASSIGN_OR_RETURN(kb_,
+                   kb::Kb::Load(options_.kb_dir.empty() ? kb::DefaultKbDir() : options_.kb_dir));
+  ready_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status Planner::Validate(const v1::JobSpec& spec) const {
+  if (!ready_) return absl::FailedPreconditionError("the planner's knowledge base did not load");
+  ASSIGN_OR_RETURN(Problem p, FromProto(spec.problem()));
+  static const char* const kTargets[] = {"", "auto", "interp", "sm_90a", "gfx942"};
+  if (std::find(std::begin(kTargets), std::end(kTargets), spec.target()) == std::end(kTargets)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("target '", spec.target(), "' (auto, interp, sm_90a, gfx942)"));
+  }
+  if (!spec.policy().empty() && spec.policy() != "builtin" && spec.policy() != "llm") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("policy '", spec.policy(), "' is not available (builtin, llm)"));
+  }
+  if (spec.policy() == "llm" && spec.llm_endpoint().empty() && options_.llm.endpoint.empty()) {
+    return absl::InvalidArgumentError("policy llm needs an endpoint (--llm-endpoint)");
+  }
+  if (spec.max_candidates() < 0 || spec.max_candidates() > options_.max_candidates_limit) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_candidates must be in [0, ", options_.max_candidates_limit, "]"));
+  }
+  if (kb_.ForFamily(p.family).empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("the KB has no template for ", p.family));
+  }
+  return absl::OkStatus();
+}
+
+void Planner::Start(const std::string& job_id) {
+  std::lock_guard lock(mu_);
+  if (stopping_.load() || threads_.count(job_id)) return;
+  threads_[job_id] = std::thread([this, job_id] {
+    auto st = RunJob(job_id);
+    if (!st.ok()) spdlog::error("tune job {}: {}", job_id, st.ToString());
+  });
+}
+
+absl::Status Planner::ResumeUnfinished() {
+  for (v1::JobState s : {v1::JOB_STATE_QUEUED, v1::JOB_STATE_RUNNING}) {
+    ASSIGN_OR_RETURN(auto jobs, store_->ListJobs(10'000, s));
+    for (const auto& j : jobs) {
+      if (j.spec().kind() != v1::JOB_KIND_TUNE) continue;
+      spdlog::info("resuming tune job {}", j.id());
+      Start(j.id());
+    }
+  }
+  return absl::OkStatus();
+}
+
+void Planner::Shutdown() {
+  stopping_.store(true);
+  std::map<std::string, std::thread> threads;
+  {
+    std::lock_guard lock(mu_);
+    threads.swap(threads_);
+  }
+  for (auto& [id, t] : threads) {
+    if (t.joinable()) t.join();
+  }
+}
+
+absl::StatusOr<std::string> Planner::ResolveTarget(const std::string& target) const {
+  if (!target.empty() && target != "auto") return target;
+  ASSIGN_OR_RETURN(auto workers, store_->ListWorkers(NowMs(), 60'000));
+  std::string best = "interp";
+  for (const auto& w : workers) {
+    if (!w.alive()) continue;
+    for (const auto& d : w.inventory().devices()) {
+      if (d.arch() == "sm_90a" || d.arch() == "gfx942") return d.arch();
+    }
+  }
+  return best;
+}
+
+std::vector<Config> Planner::Retrieve(const Problem& p, const std::string& target,
+                                      const std::string& exclude_job, size_t max) const {
+  struct Hit {
+    double distance, ratio;
+    Config config;
+  };
+  std::vector<Hit> hits;
+  auto jobs = store_->ListJobs(500, v1::JOB_STATE_SUCCEEDED);
+  if (!jobs.ok()) return {};
+  for (const auto& j : *jobs) {
+    if (j.id() == exclude_job || j.spec().kind() != v1::JOB_KIND_TUNE) continue;
+    auto q = FromProto(j.spec().problem());
+    if (!q.ok() || q->family != p.family || q->dtype != p.dtype || q->options != p.options)
+      continue;
+    json res = json::parse(j.result_json(), nullptr, false);
+    if (res.is_discarded() || res.value("target", "") != target) continue;
+    double dist = 0;
+    for (const auto& [k, v] : p.shape) {
+      auto it = q->shape.find(k);
+      if (it == q->shape.end())
+        dist += 100;
+      else
+        dist += std::fabs(std::log2(static_cast<double>(v) / it->second));
+    }
+    if (dist > 3) continue;
+    auto rows = store_->ListTrajectory(j.id());
+    if (!rows.ok()) continue;
+    for (const auto& row : *rows) {
+      auto s = StepFromRow(row);
+      if (s && s->outcome == "ok" && s->action != "llm")
+        hits.push_back({dist, s->ratio, s->config});
+    }
+  }
+  std::stable_sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) {
+    return a.distance != b.distance ? a.distance < b.distance : a.ratio > b.ratio;
+  });
+  std::vector<Config> out;
+  for (const auto& h : hits) {
+    if (out.size() >= max) break;
+    if (std::find(out.begin(), out.end(), h.config) == out.end()) out.push_back(h.config);
+  }
+  return out;
+}
+
+absl::Status Planner::RunJob(const std::string& job_id) {
+  ASSIGN_OR_RETURN(v1::Job job, store_->GetJob(job_id, false));
+  if (Finished(job.state())) return absl::OkStatus();
+  auto fail = [&](const std::string& why) {
+    return store_->FinishJob(job_id, false, json({{"error", why}}).dump(), why, NowMs());
+  };
+  if (!ready_) return fail("the planner's knowledge base did not load");
+  auto problem = FromProto(job.spec().problem());
+  if (!problem.ok()) return fail(std::string(problem.status().message()));
+  const Problem& p = *problem;
+  auto target_or = ResolveTarget(job.spec().target());
+  if (!target_or.ok()) return fail(std::string(target_or.status().message()));
+  std::string target = *target_or;
+  int max_candidates = job.spec().max_candidates() > 0 ? job.spec().max_candidates()
+                                                       : options_.default_max_candidates;
+
+  std::vector<const kb::Template*> templates;
+  const kb::Template* base_tmpl = nullptr;
+  for (const auto* t : kb_.ForFamily(p.family)) {
+    if (t->baseline) base_tmpl = t;
+    if (t->Supports(p.dtype, target) && Instantiate(*t, DefaultConfig(*t), p).ok()) {
+      templates.push_back(t);
+    }
+  }
+  if (templates.empty()) {
+    return fail(absl::StrCat("no KB template fits ", Describe(p), " on ", target));
+  }
+  if (!base_tmpl) return fail("the KB has no baseline template for " + p.family);
+  auto baseline = Instantiate(*base_tmpl, DefaultConfig(*base_tmpl), p);
+  if (!baseline.ok()) return fail(absl::StrCat("baseline: ", baseline.status().message()));
+
+  // State: the trajectory so far (non-empty when resuming).
+  std::vector<Step> trajectory;
+  ASSIGN_OR_RETURN(auto rows, store_->ListTrajectory(job_id));
+  for (const auto& r : rows) {
+    if (auto s = StepFromRow(r)) trajectory.push_back(*s);
+  }
+  std::map<std::string, Instance> instances;  // candidate id -> instance, for diffs
+  std::vector<Config> warm;
+  if (options_.use_memory) warm = Retrieve(p, target, job_id, 4);
+  std::unique_ptr<Policy> policy = std::make_unique<BuiltinPolicy>(&kb_, p, templates, warm);
+  std::string policy_name = "builtin";
+  if (job.spec().policy() == "llm") {
+    LlmOptions llm = options_.llm;
+    if (!job.spec().llm_endpoint().empty()) llm.endpoint = job.spec().llm_endpoint();
+    if (!job.spec().llm_model().empty()) llm.model = job.spec().llm_model();
+    policy = std::make_unique<LlmPolicy>(llm, &kb_, p, target, templates, std::move(policy));
+    policy_name = "llm";
+  }
+
+  auto summary = [&](bool final) {
+    int verified = 0, rejected = 0, ok = 0;
+    const Step* best = nullptr;
+    json rejections = json::array();
+    for (const auto& s : trajectory) {
+      if (s.outcome == "rejected") {
+        ++rejected;
+        rejections.push_back({{"candidate", s.candidate_id}, {"why", s.message}});
+      } else {
+        ++verified;
+      }
+      if (s.outcome == "ok") {
+        ++ok;
+        if (!best || s.ratio > best->ratio) best = &s;
+      }
+    }
+    json out = {{"problem", ToJson(p)},
+                {"target", target},
+                {"policy", policy_name},
+                {"baseline_name", BaselineName(p, target)},
+                {"flops", Flops(p)},
+                {"bytes", Bytes(p)},
+                {"tried", trajectory.size()},
+                {"verified", verified},
+                {"rejected", rejected},
+                {"measured_ok", ok},
+                {"retrieved", warm.size()},
+                {"rejections", rejections},
+                {"final", final}};
+    json recent = json::array();
+    for (size_t i = trajectory.size() > 16 ? trajectory.size() - 16 : 0; i < trajectory.size();
+         ++i) {
+      const Step& l = trajectory[i];
+      recent.push_back({{"step", l.step},
+                        {"action", l.action},
+                        {"config", l.config.Key()},
+                        {"outcome", l.outcome},
+                        {"ratio", l.ratio},
+                        {"message", l.message}});
+    }
+    out["recent"] = recent;
+    if (!trajectory.empty()) {
+      const Step& l = trajectory.back();
+      out["last"] = {{"step", l.step},       {"action", l.action}, {"config", l.config.Key()},
+                     {"outcome", l.outcome}, {"ratio", l.ratio},   {"message", l.message}};
+    }
+    if (best) {
+      const kb::Template* t = kb_.FindTemplate(best->config.template_id);
+      auto inst = Instantiate(*t, best->config, p);
+      if (auto it = instances.find(best->candidate_id); it != instances.end()) inst = it->second;
+      out["best"] = {{"candidate_id", best->candidate_id}, {"step", best->step},
+                     {"config", best->config.ToJson()},    {"ratio", best->ratio},
+                     {"invariants", t->invariants},        {"kernel", t->kernel}};
+      if (inst.ok()) {
+        out["best"]["source"] = inst->source;
+        out["best"]["constants"] = inst->constants;
+        out["best"]["dims"] = inst->dims;
+      }
+    }
+    return out;
+  };
+
+  while (static_cast<int>(trajectory.size()) < max_candidates && !stopping_.load()) {
+    ASSIGN_OR_RETURN(v1::Job now, store_->GetJob(job_id, false));
+    if (Finished(now.state())) return absl::OkStatus();  // cancelled or overdue
+    std::optional<Proposal> prop = policy->Next(trajectory);
+    if (!prop) break;
+    const kb::Template* tmpl = kb_.FindTemplate(prop->config.template_id);
+    if (!tmpl) break;
+    auto inst = Instantiate(*tmpl, prop->config, p);
+    if (!inst.ok()) break;  // the policy only proposes valid configs
+    if (!prop->source.empty()) {
+      // A kernel written by the policy: its own source and knob defaults, the
+      // template's dims and the shape/option constants it still declares.
+      inst->source = prop->source;
+      inst->kernel = prop->kernel;
+      for (auto it = inst->constants.begin(); it != inst->constants.end();) {
+        bool declared = inst->source.find(it->first + ": const") != std::string::npos &&
+                        !tmpl->FindKnob(it->first);
+        it = declared ? std::next(it) : inst->constants.erase(it);
+      }
+    }
+    Step step;
+    step.step = trajectory.empty() ? 0 : trajectory.back().step + 1;
+    step.candidate_id = server::NewId("c");
+    step.parent_id = prop->parent_id;
+    step.config = prop->config;
+    step.action = prop->action;
+    step.technique = prop->technique;
+    step.why = prop->why;
+    GateReport report = gate_->Check(*inst, target);
+    step.violations = static_cast<int>(report.violations.size());
+    json outcome;
+    if (!report.passed) {
+      step.outcome = "rejected";
+      step.message = report.violations.empty() ? "" : report.violations[0].value("message", "");
+      outcome = {{"outcome", "rejected"}, {"message", step.message}};
+    } else {
+      server::NewTask task{"candidate", Payload(*inst, *baseline, p, target).dump(),
+                           target == "interp" ? "interp" : target, false};
+      ASSIGN_OR_RETURN(std::string task_id, store_->AddTask(job_id, task, NowMs()));
+      int64_t deadline = NowMs() + options_.task_timeout_ms;
+      while (true) {
+        ASSIGN_OR_RETURN(auto ts, store_->GetTask(task_id));
+        if (ts.state == "done") {
+          outcome = json::parse(ts.result_json, nullptr, false);
+          if (outcome.is_discarded() || !outcome.is_object()) {
+            outcome = {{"outcome", "bad_result"}, {"message", "the worker's result is not JSON"}};
+          }
+          break;
+        }
+        if (ts.state == "failed" || ts.state == "cancelled") {
+          outcome = {{"outcome", ts.state == "failed" ? "worker_error" : "cancelled"},
+                     {"message", ts.error}};
+          break;
+        }
+        if (stopping_.load()) return absl::OkStatus();  // resumed after restart
+        if (NowMs() > deadline) {
+          outcome = {{"outcome", "timeout"}, {"message", "no result within the task timeout"}};
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      if (outcome.value("outcome", "") == "cancelled") {
+        return absl::OkStatus();  // the job was cancelled under us
+      }
+      step.outcome = outcome.value("outcome", "bad_result");
+      step.message = outcome.value("message", "");
+      step.ratio = step.outcome == "ok" ? outcome.value("ratio", 0.0) : 0.0;
+    }
+    int parent_violations = 0;
+    const Instance* parent_inst = nullptr;
+    for (const auto& s : trajectory) {
+      if (s.candidate_id == step.parent_id) parent_violations = s.violations;
+    }
+    if (auto it = instances.find(step.parent_id); it != instances.end()) parent_inst = &it->second;
+    double process_reward = std::max(0, parent_violations - step.violations);
+    json detail = {{"parent", step.parent_id},
+                   {"config", step.config.ToJson()},
+                   {"technique", step.technique},
+                   {"why", step.why},
+                   {"diff", Diff(parent_inst, *inst)},
+                   {"verifier", report.ToJson()},
+                   {"outcome", outcome},
+                   {"reward", {{"outcome", step.ratio}, {"process", process_reward}}}};
+    if (!prop->source.empty()) detail["source"] = inst->source;
+    RETURN_IF_ERROR(store_->AddCandidate(
+        step.candidate_id, job_id, step.parent_id, inst->source,
+        json({{"config", step.config.ToJson()}, {"constants", inst->constants}}).dump(), NowMs()));
+    RETURN_IF_ERROR(store_->AddTrajectoryStep(job_id, step.step, step.candidate_id, step.action,
+                                              detail.dump(), step.ratio, NowMs()));
+    instances[step.candidate_id] = *inst;
+    trajectory.push_back(step);
+    RETURN_IF_ERROR(store_->SetJobProgress(job_id, summary(false).dump(), NowMs()));
+  }
+  if (stopping_.load()) return absl::OkStatus();
+  json result = summary(true);
+  if (!result.contains("best")) {
+    std::string why = absl::StrCat("no candidate passed (", trajectory.size(), " tried)");
+    if (!trajectory.empty())
+      absl::StrAppend(&why, "; last: ", trajectory.back().outcome, " ", trajectory.back().message);
+    return store_->FinishJob(job_id, false, result.dump(), why, NowMs());
+  }
+  return store_->FinishJob(job_id, true, result.dump(), "", NowMs());
+}
+
+}  // namespace argus::planner

@@ -1,0 +1,89 @@
+// planner/planner.h: the job drivers of tune jobs — the ICRL loop.
+//
+// For each tune job: state = the problem plus its trajectory so far; the
+// policy proposes an action (policy.h); the candidate is instantiated, goes
+// through the gate (gate.h) and, if it passes, to a worker as a "candidate"
+// task of the job (payload in docs/planner.md); the driver waits for the
+// result. Outcome reward = the speed-up over the baseline measured in the
+// same run; process reward = gate violations removed relative to the parent.
+// Every step (parent, action, source diff, gate report, runtime outcome,
+// reward) is committed to SQLite — a candidates row and a trajectory_steps
+// row — before the next step starts; the job's progress summary follows
+// each step. The driver finishes the job (the store does not): succeeded
+// with the best kernel, or failed with the reason. After a restart,
+// ResumeUnfinished() continues unfinished tune jobs from their stored
+// trajectory.
+//
+// Memory: before the first step the driver retrieves configs from finished
+// tune jobs of the same family, dtype, options and target whose shapes are
+// near (sum over dims of |log2 ratio| <= 3), best first, and hands them to
+// the policy as a warm start.
+//
+// Thread safety: Start/ResumeUnfinished/Shutdown are thread-safe; each job
+// runs on its own thread.
+#ifndef ARGUS_PLANNER_PLANNER_H_
+#define ARGUS_PLANNER_PLANNER_H_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "argus/v1/jobs.pb.h"
+#include "kb/kb.h"
+#include "planner/candidate.h"
+#include "planner/gate.h"
+#include "planner/llm_policy.h"
+#include "server/store.h"
+
+namespace argus::planner {
+
+struct PlannerOptions {
+  std::string kb_dir;  // empty: kb::DefaultKbDir()
+  int default_max_candidates = 16;
+  int max_candidates_limit = 1000;
+  int64_t task_timeout_ms = 10 * 60'000;
+  bool use_memory = true;
+  LlmOptions llm;  // defaults for jobs with policy "llm" (the spec may name endpoint and model)
+};
+
+class Planner {
+ public:
+  Planner(server::JobStore* store, PlannerOptions options);
+  ~Planner();
+
+  absl::Status Init();  // loads the KB
+  // Checks a tune job's spec at submit time (problem, target, policy).
+  absl::Status Validate(const v1::JobSpec& spec) const;
+  // Runs the job on a new thread.
+  void Start(const std::string& job_id);
+  absl::Status ResumeUnfinished();
+  void Shutdown();
+  // Runs the job to its end on the calling thread.
+  absl::Status RunJob(const std::string& job_id);
+  void SetGate(std::unique_ptr<CandidateGate> gate) { gate_ = std::move(gate); }
+
+  // Configs of similar finished jobs, best first (memory across jobs).
+  std::vector<Config> Retrieve(const Problem& p, const std::string& target,
+                               const std::string& exclude_job, size_t max) const;
+
+ private:
+  absl::StatusOr<std::string> ResolveTarget(const std::string& target) const;
+
+  server::JobStore* store_;
+  PlannerOptions options_;
+  kb::Kb kb_;
+  bool ready_ = false;
+  std::unique_ptr<CandidateGate> gate_;
+  std::atomic<bool> stopping_{false};
+  std::mutex mu_;
+  std::map<std::string, std::thread> threads_;
+};
+
+}  // namespace argus::planner
+
+#endif  // ARGUS_PLANNER_PLANNER_H_
