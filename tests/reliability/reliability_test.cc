@@ -22,27 +22,13 @@
 #include "gpu_worker/dial.h"
 #include "server/server.h"
 #include "tests/e2e/harness.h"
+#include "tests/reliability/store_count.h"
 
 namespace argus::reliability {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using e2e::Harness;
-
-// One integer from a query on a SQLite file (opened read-only, beside the server).
-int64_t Count(const std::string& db, const std::string& sql) {
-  sqlite3* h = nullptr;
-  REQUIRE(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
-  sqlite3_busy_timeout(h, 5000);
-  sqlite3_stmt* st = nullptr;
-  INFO(sql << ": " << sqlite3_errmsg(h));
-  REQUIRE(sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr) == SQLITE_OK);
-  int64_t v = -1;
-  if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(h);
-  return v;
-}
 
 std::unique_ptr<grpc::ClientContext> Ctx(int seconds = 10) {
   auto ctx = std::make_unique<grpc::ClientContext>();

@@ -22,6 +22,7 @@
 #include "argus/v1/jobs.grpc.pb.h"
 #include "gpu_worker/dial.h"
 #include "tests/e2e/harness.h"
+#include "tests/reliability/store_count.h"
 #include "tests/security/secrets.h"
 
 namespace argus::reliability {
@@ -144,19 +145,6 @@ class Cluster {
   std::string dir_, node_;
   Child munged_, slurmctld_, slurmd_;
 };
-
-int64_t Count(const std::string& db, const std::string& sql) {
-  sqlite3* h = nullptr;
-  REQUIRE(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
-  sqlite3_busy_timeout(h, 5000);
-  sqlite3_stmt* st = nullptr;
-  REQUIRE(sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr) == SQLITE_OK);
-  int64_t v = -1;
-  if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(h);
-  return v;
-}
 
 TEST_CASE("slurm: a job array of workers runs a batch, scancel mid-batch loses no result",
           "[slurm]") {
