@@ -25,7 +25,7 @@ WorkerDaemon::WorkerDaemon(DaemonOptions options) : options_(std::move(options))
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  channel_ = grpc::CreateCustomChannel(options_.server, grpc::InsecureChannelCredentials(), args);
+  channel_ = Dial(options_.server, options_.dial, args);
   stub_ = v1::WorkerService::NewStub(channel_);
   Handle("probe",
          [this](const v1::LeasedTask&, const std::atomic<bool>&) -> absl::StatusOr<std::string> {
@@ -158,8 +158,25 @@ void WorkerDaemon::RunTask(const v1::LeasedTask& task) {
     revoked_ = revoked;
   }
   spdlog::info("running task {} ({}) of job {}", task.task_id(), task.kind(), task.job_id());
-  if (options_.task_delay_ms > 0) {
-    SleepUnlessStopped(std::chrono::milliseconds(options_.task_delay_ms));
+  // Watchdog for --max_task_ms: revokes the task when it runs too long.
+  std::atomic<bool> timed_out{false}, finished{false};
+  std::thread watchdog;
+  if (options_.max_task_ms > 0) {
+    watchdog = std::thread([&] {
+      auto until =
+          std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.max_task_ms);
+      while (!finished.load() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      if (!finished.load()) {
+        timed_out.store(true);
+        revoked->store(true);
+      }
+    });
+  }
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.task_delay_ms);
+  while (!stop_.load() && !revoked->load() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   v1::ReportResultRequest report;
   report.set_worker_id(worker_id_);
@@ -177,7 +194,18 @@ void WorkerDaemon::RunTask(const v1::LeasedTask& task) {
       report.set_error(std::string(result.status().message()));
     }
   }
-  if (!stop_.load() && !revoked->load()) Report(report);
+  finished.store(true);
+  if (watchdog.joinable()) watchdog.join();
+  if (timed_out.load()) {
+    report.set_ok(false);
+    report.set_result_json("");
+    report.set_error(absl::StrCat("task ran past the worker's run-time limit of ",
+                                  options_.max_task_ms, " ms (--max_task_ms); stopped"));
+    spdlog::warn("task {}: {}", task.task_id(), report.error());
+    Report(report);
+  } else if (!stop_.load() && !revoked->load()) {
+    Report(report);
+  }
   std::lock_guard lock(mu_);
   current_task_.clear();
   revoked_.reset();

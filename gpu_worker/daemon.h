@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "argus/v1/workers.grpc.pb.h"
 #include "gpu_worker/candidate.h"
+#include "gpu_worker/dial.h"
 #include "gpu_worker/host_inventory.h"
 
 namespace argus::worker {
@@ -33,6 +34,7 @@ using TaskHandler = std::function<absl::StatusOr<std::string>(const v1::LeasedTa
 
 struct DaemonOptions {
   std::string server;  // host:port
+  DialOptions dial;    // worker token, TLS (gpu_worker/dial.h)
   InventoryOptions inventory;
   int64_t task_delay_ms = 0;      // fault injection for tests: hold each task this long
   int64_t lease_wait_ms = 2'000;  // long-poll length
@@ -40,6 +42,9 @@ struct DaemonOptions {
   // runner; default_backend "" = "gpu" when the inventory found a GPU, else
   // "interp".
   CandidateOptions candidate;
+  // Run-time limit per task: past it the task is revoked (handlers and the
+  // children they run must give up) and reported failed. 0: no limit.
+  int64_t max_task_ms = 0;
 };
 
 class WorkerDaemon {

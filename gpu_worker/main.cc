@@ -1,16 +1,20 @@
 // argus-worker: pulls work from argus-server and runs it on this host's
 // GPUs (through argus-runner children) or the reference interpreter.
+#include <sys/prctl.h>
+
 #include <iostream>
 
 #include "base/daemon_flags.h"
 #include "base/flags.h"
 #include "base/signals.h"
 #include "gpu_worker/daemon.h"
+#include "spdlog/spdlog.h"
 
 int main(int argc, char** argv) {
   argus::worker::DaemonOptions options;
   int64_t device = -1;
   bool inventory_only = false;
+  argus::worker::DialFiles dial;
   argus::FlagSet flags(
       "argus-worker",
       "--server HOST:PORT [flags]\n\nexample: argus-worker --server 127.0.0.1:7070");
@@ -22,9 +26,28 @@ int main(int argc, char** argv) {
   flags.Int("device", &device, "GPU index this worker owns (-1: all GPUs of the host)");
   flags.Int("task_delay_ms", &options.task_delay_ms,
             "fault injection for tests: hold every task this long before running it");
+  flags.String("worker_token_file", &dial.token_file,
+               "file holding the worker token (the server's --worker_token_file)");
+  flags.String("tls_ca", &dial.tls_ca, "PEM CA that signs the server certificate (turns on TLS)");
+  flags.String("tls_cert", &dial.tls_cert, "PEM client certificate, for servers that need mTLS");
+  flags.String("tls_key", &dial.tls_key, "PEM private key of --tls_cert");
+  flags.Int("max_task_ms", &options.max_task_ms,
+            "run-time limit per task (candidate); past it the task fails (0: none)");
   flags.Bool("inventory", &inventory_only, "print the inventory as JSON and exit");
   if (auto rc = argus::ParseDaemonFlags("argus-worker", flags, argc, argv)) return *rc;
   options.inventory.device_index = static_cast<int>(device);
+  // No child (argus-runner, submitted kernels) may inherit a credential, or
+  // ptrace this process / read its memory to find one.
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  for (const auto& name : argus::worker::ScrubCredentialEnvironment()) {
+    spdlog::info("removed ${} from the environment children inherit", name);
+  }
+  auto dial_options = argus::worker::LoadDialOptions(dial);
+  if (!dial_options.ok()) {
+    std::cerr << "argus-worker: " << dial_options.status().message() << "\n";
+    return 2;
+  }
+  options.dial = *dial_options;
   if (inventory_only) {
     auto inv = argus::worker::CollectInventory(options.inventory);
     std::cout << inv.DebugString();

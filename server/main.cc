@@ -20,12 +20,20 @@ int main(int argc, char** argv) {
   flags.Int("lease_ms", &lease_ms, "a lease not renewed for this long expires");
   flags.Int("heartbeat_ms", &heartbeat_ms, "how often workers heartbeat");
   flags.Int("max_jobs_per_client", &max_jobs, "unfinished jobs one client may have");
-  std::string http_listen, admin_token_file;
+  std::string http_listen;
   flags.String("http", &http_listen,
                "host:port to serve the web dashboard and JSON API on (port 0 picks one; "
                "empty: none)");
-  flags.String("admin_token_file", &admin_token_file,
-               "file holding the dashboard's admin token (writes need it); unset: read-only");
+  flags.String("token_file", &options.token_file, "client tokens (one per line, or NAME TOKEN)");
+  flags.String("worker_token_file", &options.worker_token_file, "worker tokens, distinct");
+  flags.String("admin_token_file", &options.admin_token_file,
+               "admin tokens: dashboard writes and admin calls need one; unset: read-only");
+  flags.String("tls_cert", &options.tls_cert, "PEM certificate: serve TLS");
+  flags.String("tls_key", &options.tls_key, "PEM private key of --tls_cert");
+  flags.String("tls_ca", &options.tls_ca, "PEM CA: require client certificates it signed (mTLS)");
+  int64_t max_source = options.max_source_bytes, max_candidates = options.max_candidates;
+  flags.Int("max_source_bytes", &max_source, "largest JobSpec.source accepted");
+  flags.Int("max_candidates", &max_candidates, "largest JobSpec.max_candidates accepted");
   if (auto rc = argus::ParseDaemonFlags("argus-server", flags, argc, argv)) return *rc;
   if (lease_ms < 100 || heartbeat_ms < 10 || heartbeat_ms * 2 > lease_ms) {
     std::cerr << "argus-server: need --lease_ms >= 100 and --heartbeat_ms <= lease_ms/2\n";
@@ -34,6 +42,9 @@ int main(int argc, char** argv) {
   options.lease_ms = lease_ms;
   options.heartbeat_ms = heartbeat_ms;
   options.max_concurrent_jobs_per_client = static_cast<int>(max_jobs);
+  options.max_source_bytes = static_cast<int>(max_source);
+  options.max_candidates = static_cast<int>(max_candidates);
+  options.planner.max_candidates_limit = options.max_candidates;  // one limit for both
   argus::server::Server server(options);
   argus::OnTerminationSignal([&server] { server.Shutdown(); });
   auto addr = server.Start();
@@ -46,8 +57,8 @@ int main(int argc, char** argv) {
   if (!http_listen.empty()) {
     argus::dashboard::DashboardOptions dash;
     dash.alive_ms = 3 * heartbeat_ms;
-    if (!admin_token_file.empty()) {
-      auto token = argus::dashboard::ReadTokenFile(admin_token_file);
+    if (!options.admin_token_file.empty()) {
+      auto token = argus::dashboard::ReadTokenFile(options.admin_token_file);
       if (!token.ok()) {
         std::cerr << "argus-server: " << token.status().message() << "\n";
         return 2;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
+#include "server/auth.h"
 #include "server/clock.h"
 #include "server/services.h"
 #include "spdlog/spdlog.h"
@@ -19,6 +20,10 @@ absl::StatusOr<std::string> Server::Start() {
   StoreOptions store_options;
   store_options.lease_ms = options_.lease_ms;
   store_options.max_attempts = options_.max_attempts;
+  ASSIGN_OR_RETURN(options_.auth,
+                   Authenticator::FromFiles(options_.token_file, options_.worker_token_file,
+                                            options_.admin_token_file));
+  ASSIGN_OR_RETURN(auto credentials, MakeServerCredentials(options_));
   ASSIGN_OR_RETURN(store_, JobStore::Open(options_.db_path, store_options));
   jobs_ = std::make_unique<JobServiceImpl>(store_.get(), options_, &stopping_);
   planner_ = std::make_unique<planner::Planner>(store_.get(), options_.planner);
@@ -32,7 +37,7 @@ absl::StatusOr<std::string> Server::Start() {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(options_.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(options_.listen, credentials, &port);
   builder.SetMaxReceiveMessageSize(options_.max_message_bytes);
   builder.SetMaxSendMessageSize(options_.max_message_bytes);
   builder.RegisterService(jobs_.get());

@@ -23,6 +23,8 @@
 
 namespace argus::server {
 
+class Authenticator;  // server/auth.h
+
 struct ServerOptions {
   std::string listen = "127.0.0.1:0";
   std::string db_path = "argus.db";
@@ -33,6 +35,12 @@ struct ServerOptions {
   int max_message_bytes = 8 << 20;
   int max_concurrent_jobs_per_client = 64;
   planner::PlannerOptions planner;
+  // Security and input limits (server/auth.h). Empty files: open, plaintext.
+  std::string token_file, worker_token_file, admin_token_file;
+  std::string tls_cert, tls_key, tls_ca;      // tls_ca: require client certificates (mTLS)
+  int max_source_bytes = 256 << 10;           // JobSpec.source
+  int max_candidates = 1000;                  // JobSpec.max_candidates
+  std::shared_ptr<const Authenticator> auth;  // Start() builds it from the files
 };
 
 class JobServiceImpl;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "planner/planner.h"
 #include "proto/status.h"
+#include "server/auth.h"
 #include "server/clock.h"
 #include "spdlog/spdlog.h"
 
@@ -23,6 +24,26 @@ bool Finished(v1::JobState s) {
 
 Status Invalid(const std::string& msg) { return Status(grpc::INVALID_ARGUMENT, msg); }
 
+// Every handler starts here: refuse calls without the right token.
+#define AUTHORIZE(ctx, role, name)                                                            \
+  do {                                                                                        \
+    if (Status auth_st = Authorize(options_, ctx, role, name); !auth_st.ok()) return auth_st; \
+  } while (0)
+
+// Input bounds a job must respect before anything is stored (server/auth.h).
+Status CheckLimits(const v1::JobSpec& spec, const ServerOptions& o) {
+  if (static_cast<int64_t>(spec.source().size()) > o.max_source_bytes) {
+    return Invalid(absl::StrCat("spec.source: ", spec.source().size(), " bytes, the limit is ",
+                                o.max_source_bytes, " (--max_source_bytes)"));
+  }
+  if (spec.max_candidates() < 0) return Invalid("spec.max_candidates: must not be negative");
+  if (spec.max_candidates() > o.max_candidates) {
+    return Invalid(absl::StrCat("spec.max_candidates: ", spec.max_candidates(), ", the limit is ",
+                                o.max_candidates, " (--max_candidates)"));
+  }
+  return Status::OK;
+}
+
 }  // namespace
 
 v1::JobEvent MakeJobEvent(const v1::Job& job, const std::string& message) {
@@ -40,9 +61,13 @@ v1::JobEvent MakeJobEvent(const v1::Job& job, const std::string& message) {
   return ev;
 }
 
-Status JobServiceImpl::SubmitJob(ServerContext*, const v1::SubmitJobRequest* req,
+Status JobServiceImpl::SubmitJob(ServerContext* ctx, const v1::SubmitJobRequest* req,
                                  v1::SubmitJobResponse* resp) {
-  const v1::JobSpec& spec = req->spec();
+  std::string principal;
+  AUTHORIZE(ctx, Role::kClient, &principal);
+  v1::JobSpec spec = req->spec();
+  if (!principal.empty()) spec.set_client(principal);  // the token says who submits
+  if (auto st = CheckLimits(spec, options_); !st.ok()) return st;
   int64_t now = NowMs();
   if (spec.client().size() > 256) return Invalid("spec.client: longer than 256 bytes");
   if (spec.deadline_ms() < 0) return Invalid("spec.deadline_ms: must not be negative");
@@ -89,7 +114,8 @@ Status JobServiceImpl::SubmitJob(ServerContext*, const v1::SubmitJobRequest* req
   return Status::OK;
 }
 
-Status JobServiceImpl::GetJob(ServerContext*, const v1::GetJobRequest* req, v1::Job* resp) {
+Status JobServiceImpl::GetJob(ServerContext* ctx, const v1::GetJobRequest* req, v1::Job* resp) {
+  AUTHORIZE(ctx, Role::kClient, nullptr);
   if (req->id().empty()) return Invalid("id: required");
   auto job = store_->GetJob(req->id());
   if (!job.ok()) return ToGrpc(job.status());
@@ -97,15 +123,18 @@ Status JobServiceImpl::GetJob(ServerContext*, const v1::GetJobRequest* req, v1::
   return Status::OK;
 }
 
-Status JobServiceImpl::ListJobs(ServerContext*, const v1::ListJobsRequest* req,
+Status JobServiceImpl::ListJobs(ServerContext* ctx, const v1::ListJobsRequest* req,
                                 v1::ListJobsResponse* resp) {
+  AUTHORIZE(ctx, Role::kClient, nullptr);
   auto jobs = store_->ListJobs(req->limit(), req->state());
   if (!jobs.ok()) return ToGrpc(jobs.status());
   for (auto& j : *jobs) *resp->add_jobs() = std::move(j);
   return Status::OK;
 }
 
-Status JobServiceImpl::CancelJob(ServerContext*, const v1::CancelJobRequest* req, v1::Job* resp) {
+Status JobServiceImpl::CancelJob(ServerContext* ctx, const v1::CancelJobRequest* req,
+                                 v1::Job* resp) {
+  AUTHORIZE(ctx, Role::kClient, nullptr);
   if (req->id().empty()) return Invalid("id: required");
   auto job = store_->CancelJob(req->id(), NowMs());
   if (!job.ok()) return ToGrpc(job.status());
@@ -115,6 +144,7 @@ Status JobServiceImpl::CancelJob(ServerContext*, const v1::CancelJobRequest* req
 
 Status JobServiceImpl::WatchJob(ServerContext* ctx, const v1::WatchJobRequest* req,
                                 grpc::ServerWriter<v1::JobEvent>* writer) {
+  AUTHORIZE(ctx, Role::kClient, nullptr);
   if (req->id().empty()) return Invalid("id: required");
   int64_t seen_version = -1;
   std::string last_sent;
@@ -139,16 +169,18 @@ Status JobServiceImpl::WatchJob(ServerContext* ctx, const v1::WatchJobRequest* r
   return Status(grpc::UNAVAILABLE, "server shutting down; watch again to resume");
 }
 
-Status JobServiceImpl::ListWorkers(ServerContext*, const v1::ListWorkersRequest*,
+Status JobServiceImpl::ListWorkers(ServerContext* ctx, const v1::ListWorkersRequest*,
                                    v1::ListWorkersResponse* resp) {
+  AUTHORIZE(ctx, Role::kClient, nullptr);
   auto workers = store_->ListWorkers(NowMs(), AliveMs(options_));
   if (!workers.ok()) return ToGrpc(workers.status());
   for (auto& w : *workers) *resp->add_workers() = std::move(w);
   return Status::OK;
 }
 
-Status WorkerServiceImpl::RegisterWorker(ServerContext*, const v1::RegisterWorkerRequest* req,
+Status WorkerServiceImpl::RegisterWorker(ServerContext* ctx, const v1::RegisterWorkerRequest* req,
                                          v1::RegisterWorkerResponse* resp) {
+  AUTHORIZE(ctx, Role::kWorker, nullptr);
   if (req->requested_id().size() > 128) return Invalid("requested_id: longer than 128 bytes");
   auto id = store_->RegisterWorker(req->inventory(), req->requested_id(), NowMs());
   if (!id.ok()) return ToGrpc(id.status());
@@ -162,6 +194,7 @@ Status WorkerServiceImpl::RegisterWorker(ServerContext*, const v1::RegisterWorke
 
 Status WorkerServiceImpl::LeaseTask(ServerContext* ctx, const v1::LeaseTaskRequest* req,
                                     v1::LeaseTaskResponse* resp) {
+  AUTHORIZE(ctx, Role::kWorker, nullptr);
   if (req->worker_id().empty()) return Invalid("worker_id: required");
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::milliseconds(std::clamp<int64_t>(req->wait_ms(), 0, 30'000));
@@ -190,8 +223,9 @@ Status WorkerServiceImpl::LeaseTask(ServerContext* ctx, const v1::LeaseTaskReque
   return Status::OK;
 }
 
-Status WorkerServiceImpl::Heartbeat(ServerContext*, const v1::HeartbeatRequest* req,
+Status WorkerServiceImpl::Heartbeat(ServerContext* ctx, const v1::HeartbeatRequest* req,
                                     v1::HeartbeatResponse* resp) {
+  AUTHORIZE(ctx, Role::kWorker, nullptr);
   std::vector<std::string> ids(req->task_ids().begin(), req->task_ids().end());
   auto revoked = store_->Heartbeat(req->worker_id(), ids, req->healthy(), NowMs());
   if (!revoked.ok()) return ToGrpc(revoked.status());
@@ -199,8 +233,9 @@ Status WorkerServiceImpl::Heartbeat(ServerContext*, const v1::HeartbeatRequest* 
   return Status::OK;
 }
 
-Status WorkerServiceImpl::ReportResult(ServerContext*, const v1::ReportResultRequest* req,
+Status WorkerServiceImpl::ReportResult(ServerContext* ctx, const v1::ReportResultRequest* req,
                                        v1::ReportResultResponse* resp) {
+  AUTHORIZE(ctx, Role::kWorker, nullptr);
   if (req->task_id().empty()) return Invalid("task_id: required");
   auto accepted = store_->ReportResult(req->worker_id(), req->task_id(), req->ok(),
                                        req->result_json(), req->error(), NowMs());

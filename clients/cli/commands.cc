@@ -23,12 +23,17 @@ struct Globals {
   std::string server;
   bool json = false;
   std::string log_level = "warn";
-  std::string db;  // embedded store; default under EmbeddedStateDir()
+  std::string db;          // embedded store; default under EmbeddedStateDir()
+  worker::DialFiles dial;  // token and TLS files
 
   void Declare(FlagSet& f, bool embedded_ok) {
     f.String("server", &server, "argus-server address (default: $ARGUS_SERVER)");
     f.Bool("json", &json, "print JSON for scripts");
     f.String("log_level", &log_level, "trace, debug, info, warn, error, off");
+    f.String("token_file", &dial.token_file, "file with the client token (default: $ARGUS_TOKEN)");
+    f.String("tls_ca", &dial.tls_ca, "PEM CA of the server certificate (turns on TLS)");
+    f.String("tls_cert", &dial.tls_cert, "PEM client certificate, for mTLS");
+    f.String("tls_key", &dial.tls_key, "PEM private key of --tls_cert");
     if (embedded_ok) {
       f.String("db", &db, "store of the embedded server used without --server");
     }
@@ -87,7 +92,9 @@ absl::StatusOr<std::unique_ptr<Connection>> Connect(const Globals& g) {
   if (addr.empty()) {
     return absl::InvalidArgumentError("no server: pass --server HOST:PORT or set ARGUS_SERVER");
   }
-  return std::make_unique<Connection>(addr);
+  auto dial = ResolveDialOptions(g.dial);
+  if (!dial.ok()) return dial.status();
+  return std::make_unique<Connection>(addr, *dial);
 }
 
 void PrintJob(const v1::Job& job) {
@@ -216,7 +223,13 @@ int Probe(const std::string& verb, const std::vector<std::string>& args) {
       std::fprintf(stderr, "embedded server at %s (store %s)\n", started->c_str(), db.c_str());
     addr = *started;
   }
-  Connection conn(addr);
+  worker::DialOptions dial;
+  if (!embedded) {
+    auto resolved = ResolveDialOptions(g.dial);
+    if (!resolved.ok()) return Fail(verb, resolved.status());
+    dial = *resolved;
+  }
+  Connection conn(addr, dial);
   return SubmitAndWatch(verb, conn, spec, g, true, PrintProbe);
 }
 

@@ -15,16 +15,25 @@ std::string ResolveServerAddress(const std::string& flag_value) {
   return env ? env : "";
 }
 
+absl::StatusOr<worker::DialOptions> ResolveDialOptions(const worker::DialFiles& files) {
+  auto dial = worker::LoadDialOptions(files);
+  if (!dial.ok()) return dial.status();
+  const char* env = std::getenv("ARGUS_TOKEN");
+  if (files.token_file.empty() && env) dial->token = env;
+  return dial;
+}
+
 bool JobFinished(v1::JobState s) {
   return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED || s == v1::JOB_STATE_CANCELLED;
 }
 
-Connection::Connection(std::string address) : address_(std::move(address)) {
+Connection::Connection(std::string address, const worker::DialOptions& dial)
+    : address_(std::move(address)) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   args.SetMaxReceiveMessageSize(64 << 20);
-  channel_ = grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args);
+  channel_ = worker::Dial(address_, dial, args);
   jobs_ = v1::JobService::NewStub(channel_);
 }
 

@@ -17,12 +17,13 @@
 
 #include "absl/status/statusor.h"
 #include "argus/v1/jobs.grpc.pb.h"
+#include "gpu_worker/dial.h"
 
 namespace argus::cli {
 
 class Connection {
  public:
-  explicit Connection(std::string address);
+  explicit Connection(std::string address, const worker::DialOptions& dial = {});
   const std::string& address() const { return address_; }
   v1::JobService::Stub* jobs() { return jobs_.get(); }
 
@@ -48,6 +49,9 @@ class Connection {
 
 // --server if given, else $ARGUS_SERVER, else "".
 std::string ResolveServerAddress(const std::string& flag_value);
+
+// Token from --token_file, else $ARGUS_TOKEN; TLS from --tls_ca/--tls_cert/--tls_key.
+absl::StatusOr<worker::DialOptions> ResolveDialOptions(const worker::DialFiles& files);
 
 bool JobFinished(v1::JobState s);
 

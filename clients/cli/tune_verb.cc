@@ -196,7 +196,13 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
   spec.set_llm_model(llm_model);
   spec.set_max_candidates(static_cast<int32_t>(max_candidates));
   spec.set_client("argus-cli");
-  Connection conn(address);
+  worker::DialOptions dial;  // $ARGUS_TOKEN for a real server
+  if (!embedded) {
+    auto resolved = ResolveDialOptions({});
+    if (!resolved.ok()) return TuneFail(verb, resolved.status());
+    dial = *resolved;
+  }
+  Connection conn(address, dial);
   auto job = conn.Submit(spec);
   if (!job.ok()) return TuneFail(verb, job.status());
   std::cout << "job " << job->id() << ": tuning " << planner::Describe(*problem) << " on " << target

@@ -66,8 +66,9 @@ int Harness::StartWorker(const std::vector<std::string>& extra) {
   int index = static_cast<int>(workers_.size());
   std::vector<std::string> argv = {Bin("argus-worker"), "--server", address_, "--log_level",
                                    "debug"};
+  argv.insert(argv.end(), worker_flags.begin(), worker_flags.end());
   argv.insert(argv.end(), extra.begin(), extra.end());
-  auto child = Child::Start(argv, dir_ + "/worker-" + std::to_string(index) + ".log");
+  auto child = Child::Start(argv, dir_ + "/worker-" + std::to_string(index) + ".log", worker_env);
   REQUIRE(child.ok());
   workers_.push_back(std::move(*child));
   return index;
@@ -83,6 +84,8 @@ ProcessResult Harness::Cli(std::vector<std::string> args, int timeout_s) {
     opt.argv.push_back("--server");
     opt.argv.push_back(address_);
   }
+  opt.argv.insert(opt.argv.end(), cli_flags.begin(), cli_flags.end());
+  opt.extra_env = cli_env;
   opt.timeout = std::chrono::seconds(timeout_s);
   auto r = RunWithTimeout(opt);
   REQUIRE(r.ok());

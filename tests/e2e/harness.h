@@ -46,6 +46,9 @@ class Harness {
 
   static std::string Bin(const std::string& name);
 
+  // Added to every CLI run and worker start (tokens, TLS flags, env).
+  std::vector<std::string> cli_env, cli_flags, worker_env, worker_flags;
+
  private:
   std::string dir_;
   std::string address_;

@@ -1,0 +1,305 @@
+// Reliability: server SIGKILL mid-batch, worker SIGKILL holding a lease, a
+// full disk under the store, and a load test on loopback. Every test prints
+// its figure and counts rows in the SQLite store itself.
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "argus/v1/jobs.grpc.pb.h"
+#include "argus/v1/workers.grpc.pb.h"
+#include "gpu_worker/dial.h"
+#include "server/server.h"
+#include "tests/e2e/harness.h"
+#include "tests/reliability/store_count.h"
+
+namespace argus::reliability {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using e2e::Harness;
+
+std::unique_ptr<grpc::ClientContext> Ctx(int seconds = 10) {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
+  return ctx;
+}
+
+grpc::Status SubmitProbe(v1::JobService::Stub* jobs, const std::string& client,
+                         std::string* id = nullptr) {
+  v1::SubmitJobRequest req;
+  req.mutable_spec()->set_kind(v1::JOB_KIND_PROBE);
+  req.mutable_spec()->set_probe_workers(1);
+  req.mutable_spec()->set_client(client);
+  v1::SubmitJobResponse resp;
+  auto st = jobs->SubmitJob(Ctx().get(), req, &resp);
+  if (id) *id = resp.job().id();
+  return st;
+}
+
+int AliveWorkers(v1::JobService::Stub* jobs) {
+  v1::ListWorkersResponse resp;
+  if (!jobs->ListWorkers(Ctx().get(), {}, &resp).ok()) return -1;
+  return static_cast<int>(std::count_if(resp.workers().begin(), resp.workers().end(),
+                                        [](auto& w) { return w.alive(); }));
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * v.size()))];
+}
+
+const char* kTasksDone = "SELECT COUNT(*) FROM tasks WHERE state = 'done'";
+const char* kJobs = "SELECT COUNT(*) FROM jobs";
+const char* kTasks = "SELECT COUNT(*) FROM tasks";
+// Jobs whose task count is not exactly one (probe_workers = 1): duplicates.
+const char* kBadJobs =
+    "SELECT COUNT(*) FROM (SELECT job_id, COUNT(*) n FROM tasks GROUP BY job_id HAVING n != 1)";
+
+TEST_CASE("server SIGKILLed mid-batch restarts with every job and result intact", "[reliability]") {
+  Harness h;
+  h.StartServer({"--heartbeat_ms", "100", "--lease_ms", "1500", "--max_jobs_per_client", "0"});
+  std::string addr = h.address();
+  for (int i = 0; i < 3; ++i) h.StartWorker({"--task_delay_ms", "40"});
+  auto jobs = v1::JobService::NewStub(worker::Dial(addr, {}));
+  REQUIRE(Harness::WaitFor([&] { return AliveWorkers(jobs.get()) == 3; }, 20'000));
+  const int kJobsN = 120;
+  for (int i = 0; i < kJobsN; ++i) REQUIRE(SubmitProbe(jobs.get(), "batch").ok());
+  REQUIRE(Harness::WaitFor([&] { return Count(h.db(), kTasksDone) >= 20; }, 30'000));
+  h.KillServer(SIGKILL);
+  int64_t jobs_before = Count(h.db(), kJobs), done_before = Count(h.db(), kTasksDone);
+  int64_t results_before =
+      Count(h.db(), "SELECT COUNT(*) FROM tasks WHERE state = 'done' AND result_json != ''");
+  std::printf("server SIGKILLed with %lld jobs, %lld tasks done (%lld results stored)\n",
+              (long long)jobs_before, (long long)done_before, (long long)results_before);
+  CHECK(jobs_before == kJobsN);
+  CHECK(done_before < kJobsN);  // really mid-batch
+  h.StartServer({"--heartbeat_ms", "100", "--lease_ms", "1500", "--max_jobs_per_client", "0"},
+                addr);
+  REQUIRE(Harness::WaitFor([&] { return Count(h.db(), kTasksDone) == kJobsN; }, 60'000));
+  int64_t succeeded = Count(h.db(), "SELECT COUNT(*) FROM jobs WHERE state = 3");
+  std::printf(
+      "figure: after restart %lld jobs, %lld tasks, %lld done, %lld jobs succeeded, "
+      "%lld jobs with duplicate tasks\n",
+      (long long)Count(h.db(), kJobs), (long long)Count(h.db(), kTasks),
+      (long long)Count(h.db(), kTasksDone), (long long)succeeded,
+      (long long)Count(h.db(), kBadJobs));
+  CHECK(Count(h.db(), kJobs) == kJobsN);
+  CHECK(Count(h.db(), kTasks) == kJobsN);
+  CHECK(Count(h.db(), kBadJobs) == 0);
+  CHECK(Harness::WaitFor(
+      [&] { return Count(h.db(), "SELECT COUNT(*) FROM jobs WHERE state = 3") == kJobsN; },
+      10'000));
+}
+
+TEST_CASE("a worker SIGKILLed holding a lease: the task is re-leased and finished once",
+          "[reliability]") {
+  Harness h;
+  h.StartServer({"--heartbeat_ms", "100", "--lease_ms", "800"});
+  auto jobs = v1::JobService::NewStub(worker::Dial(h.address(), {}));
+  int slow = h.StartWorker({"--task_delay_ms", "30000"});
+  REQUIRE(Harness::WaitFor([&] { return AliveWorkers(jobs.get()) == 1; }, 20'000));
+  std::string id;
+  REQUIRE(SubmitProbe(jobs.get(), "kill", &id).ok());
+  std::string leased =
+      "SELECT COUNT(*) FROM tasks WHERE state = 'leased' AND job_id = '" + id + "'";
+  REQUIRE(Harness::WaitFor([&] { return Count(h.db(), leased) == 1; }, 10'000));
+  h.KillWorker(slow, SIGKILL);
+  auto killed = Clock::now();
+  h.StartWorker();
+  std::string done = "SELECT COUNT(*) FROM tasks WHERE state = 'done' AND job_id = '" + id + "'";
+  REQUIRE(Harness::WaitFor([&] { return Count(h.db(), done) == 1; }, 20'000));
+  double s = std::chrono::duration<double>(Clock::now() - killed).count();
+  int64_t attempts = Count(h.db(), "SELECT attempts FROM tasks WHERE job_id = '" + id + "'");
+  int64_t rows = Count(h.db(), "SELECT COUNT(*) FROM tasks WHERE job_id = '" + id + "'");
+  std::printf(
+      "figure: lease of a SIGKILLed worker re-leased and done %.2f s later; "
+      "attempts %lld, task rows %lld\n",
+      s, (long long)attempts, (long long)rows);
+  CHECK(attempts == 2);
+  CHECK(rows == 1);
+}
+
+TEST_CASE("a full disk: the server refuses new work clearly and loses nothing committed",
+          "[reliability]") {
+  Harness h;
+  std::string mnt = h.dir() + "/tiny";
+  std::filesystem::create_directories(mnt);
+  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=1m") != 0) {
+    WARN("SKIPPED: cannot mount a tiny tmpfs here (" << std::strerror(errno) << "); needs root");
+    return;
+  }
+  std::string db = mnt + "/argus.db";
+  auto start = [&] {
+    h.StartServer(
+        {"--db", db, "--heartbeat_ms", "100", "--lease_ms", "1500", "--max_jobs_per_client", "0"});
+  };
+  start();
+  auto jobs = v1::JobService::NewStub(worker::Dial(h.address(), {}));
+  auto workers = v1::WorkerService::NewStub(worker::Dial(h.address(), {}));
+  v1::RegisterWorkerResponse reg;
+  REQUIRE(workers->RegisterWorker(Ctx().get(), {}, &reg).ok());
+  int accepted = 0;
+  grpc::Status refused;
+  std::set<std::string> ids;
+  for (int i = 0; i < 5000; ++i) {
+    std::string id;
+    auto st = SubmitProbe(jobs.get(), "filler-" + std::string(200, 'x'), &id);
+    if (!st.ok()) {
+      refused = st;
+      break;
+    }
+    ids.insert(id);
+    ++accepted;
+  }
+  std::printf("figure: store full after %d jobs; next submit: code %d \"%s\"\n", accepted,
+              refused.error_code(), refused.error_message().c_str());
+  CHECK(accepted > 10);
+  CHECK(refused.error_code() == grpc::UNAVAILABLE);
+  CHECK(refused.error_message().find("full") != std::string::npos);
+  // Reads still work while full, and every accepted job is there.
+  v1::GetJobRequest get;
+  get.set_id(*ids.begin());
+  v1::Job job;
+  CHECK(jobs->GetJob(Ctx().get(), get, &job).ok());
+  h.KillServer(SIGKILL);
+  // The committed jobs survive; after space is freed (a bigger mount) work resumes.
+  CHECK(Count(db, kJobs) == accepted);
+  CHECK(mount("tmpfs", mnt.c_str(), "tmpfs", MS_REMOUNT, "size=32m") == 0);
+  start();
+  jobs = v1::JobService::NewStub(worker::Dial(h.address(), {}));
+  workers = v1::WorkerService::NewStub(worker::Dial(h.address(), {}));
+  REQUIRE(workers->RegisterWorker(Ctx().get(), {}, &reg).ok());
+  CHECK(SubmitProbe(jobs.get(), "after").ok());
+  std::printf("figure: after restart with space: %lld jobs (%d committed before + 1)\n",
+              (long long)Count(db, kJobs), accepted);
+  CHECK(Count(db, kJobs) == accepted + 1);
+  h.KillServer(SIGKILL);
+  umount2(mnt.c_str(), MNT_DETACH);
+}
+
+TEST_CASE("load: 10,000 jobs from 20 clients against 8 workers on loopback", "[reliability]") {
+  // The store lives on tmpfs when there is one: this measures the server,
+  // not the disk's fsync.
+  std::string base = std::filesystem::exists("/dev/shm") ? "/dev/shm" : "/tmp";
+  std::string dir = base + "/argus-load-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  server::ServerOptions opt;
+  opt.db_path = dir + "/argus.db";
+  opt.heartbeat_ms = 30'000;  // alive for the whole test without heartbeats
+  opt.lease_ms = 120'000;
+  opt.max_concurrent_jobs_per_client = 0;
+  server::Server server(opt);
+  auto addr = server.Start();
+  REQUIRE(addr.ok());
+  const int kClients = 20, kWorkers = 8, kPerClient = 500, kTotal = kClients * kPerClient;
+
+  std::atomic<int> reported{0}, refused_reports{0};
+  std::atomic<bool> stop{false}, go{false};
+  std::mutex mu;
+  std::vector<double> lease_ms, submit_ms;
+  std::map<std::string, int> reports_per_task;
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWorkers; ++w) {
+    threads.emplace_back([&] {
+      auto stub = v1::WorkerService::NewStub(worker::Dial(*addr, {}));
+      v1::RegisterWorkerResponse reg;
+      REQUIRE(stub->RegisterWorker(Ctx().get(), {}, &reg).ok());
+      std::vector<double> mine;
+      std::map<std::string, int> seen;
+      while (!go.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      while (!stop.load()) {
+        auto t0 = Clock::now();
+        v1::LeaseTaskRequest lr;
+        lr.set_worker_id(reg.worker_id());
+        lr.set_wait_ms(200);
+        v1::LeaseTaskResponse lease;
+        if (!stub->LeaseTask(Ctx().get(), lr, &lease).ok() || !lease.granted()) continue;
+        v1::ReportResultRequest rr;
+        rr.set_worker_id(reg.worker_id());
+        rr.set_task_id(lease.task().task_id());
+        rr.set_ok(true);
+        rr.set_result_json("{\"hostname\":\"load\"}");
+        v1::ReportResultResponse rep;
+        if (stub->ReportResult(Ctx().get(), rr, &rep).ok() && rep.accepted()) {
+          mine.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+          seen[lease.task().task_id()]++;
+          reported.fetch_add(1);
+        } else {
+          refused_reports.fetch_add(1);
+        }
+      }
+      std::lock_guard lock(mu);
+      lease_ms.insert(lease_ms.end(), mine.begin(), mine.end());
+      for (auto& [k, v] : seen) reports_per_task[k] += v;
+    });
+  }
+  auto jobs0 = v1::JobService::NewStub(worker::Dial(*addr, {}));
+  REQUIRE(Harness::WaitFor([&] { return AliveWorkers(jobs0.get()) == kWorkers; }, 20'000));
+  auto t_start = Clock::now();
+  std::atomic<int> submit_errors{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      auto stub = v1::JobService::NewStub(worker::Dial(*addr, {}));
+      std::vector<double> mine;
+      for (int i = 0; i < kPerClient; ++i) {
+        auto t0 = Clock::now();
+        if (!SubmitProbe(stub.get(), "client-" + std::to_string(c)).ok()) submit_errors++;
+        mine.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      }
+      std::lock_guard lock(mu);
+      submit_ms.insert(submit_ms.end(), mine.begin(), mine.end());
+    });
+  }
+  for (auto& t : clients) t.join();
+  double submit_s = std::chrono::duration<double>(Clock::now() - t_start).count();
+  // Then the workers drain the queue: a lease round trip never waits for work.
+  auto t_drain = Clock::now();
+  go.store(true);
+  bool all = Harness::WaitFor([&] { return reported.load() >= kTotal; }, 120'000);
+  double drain_s = std::chrono::duration<double>(Clock::now() - t_drain).count();
+  stop.store(true);
+  for (auto& t : threads) t.join();
+  server.Shutdown();
+  int dup = 0;
+  for (auto& [k, v] : reports_per_task) dup += v > 1;
+  std::printf(
+      "figure: load %d jobs from %d clients: %.1f s, %.0f submits/s, submit p50 %.2f ms, p99 %.2f "
+      "ms\nfigure: %d workers drained them in %.1f s, %.0f tasks/s, lease+report round trip p50 "
+      "%.2f ms, p99 %.2f ms (store on %s)\n",
+      kTotal, kClients, submit_s, kTotal / submit_s, Percentile(submit_ms, 0.5),
+      Percentile(submit_ms, 0.99), kWorkers, drain_s, reported.load() / drain_s,
+      Percentile(lease_ms, 0.5), Percentile(lease_ms, 0.99), base.c_str());
+  int64_t jobs_n = Count(opt.db_path, kJobs), tasks_n = Count(opt.db_path, kTasks),
+          done_n = Count(opt.db_path, kTasksDone), bad = Count(opt.db_path, kBadJobs);
+  std::printf(
+      "figure: rows: %lld jobs, %lld tasks, %lld done; lost %lld, duplicated %d "
+      "(reports accepted twice), jobs with != 1 task %lld, submit errors %d\n",
+      (long long)jobs_n, (long long)tasks_n, (long long)done_n, (long long)(kTotal - done_n), dup,
+      (long long)bad, submit_errors.load());
+  CHECK(all);
+  CHECK(submit_errors.load() == 0);
+  CHECK(jobs_n == kTotal);
+  CHECK(tasks_n == kTotal);
+  CHECK(done_n == kTotal);
+  CHECK(dup == 0);
+  CHECK(bad == 0);
+  CHECK(static_cast<int>(reports_per_task.size()) == kTotal);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace argus::reliability
