@@ -186,26 +186,7 @@ absl::StatusOr<std::array<int, 3>> EvalGrid(const ir::Function& k,
         break;
       case OpCode::kCompare: {
         int64_t x = a(0), y = a(1);
-        switch (static_cast<ir::CmpOp>(op.sub)) {
-          case ir::CmpOp::kLt:
-            r = x < y;
-            break;
-          case ir::CmpOp::kLe:
-            r = x <= y;
-            break;
-          case ir::CmpOp::kGt:
-            r = x > y;
-            break;
-          case ir::CmpOp::kGe:
-            r = x >= y;
-            break;
-          case ir::CmpOp::kEq:
-            r = x == y;
-            break;
-          case ir::CmpOp::kNe:
-            r = x != y;
-            break;
-        }
+        r = ir::ApplyCmp(static_cast<ir::CmpOp>(op.sub), x, y);
         break;
       }
       default:

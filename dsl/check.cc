@@ -895,23 +895,7 @@ absl::StatusOr<Val> FnLowering::Compare(const Expr& e) {
     double y = b.k == Val::K::kFloat ? b.f : static_cast<double>(b.i);
     bool fl = a.k == Val::K::kFloat || b.k == Val::K::kFloat;
     bool r;
-    auto cmp = [&](auto p, auto q) {
-      switch (code) {
-        case CmpOp::kLt:
-          return p < q;
-        case CmpOp::kLe:
-          return p <= q;
-        case CmpOp::kGt:
-          return p > q;
-        case CmpOp::kGe:
-          return p >= q;
-        case CmpOp::kEq:
-          return p == q;
-        case CmpOp::kNe:
-          return p != q;
-      }
-      return false;
-    };
+    auto cmp = [&](auto p, auto q) -> bool { return ir::ApplyCmp(code, p, q); };
     r = fl ? cmp(x, y) : cmp(a.i, b.i);
     return Val::Bool(r, e.loc);
   }

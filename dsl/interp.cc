@@ -695,48 +695,10 @@ absl::Status Machine::RunThread(Thread& t) {
         bool r = false;
         if (in.code == I::kCmpF) {
           double x = s[in.a].f, y = s[in.b].f;
-          switch (static_cast<ir::CmpOp>(in.sub)) {
-            case ir::CmpOp::kLt:
-              r = x < y;
-              break;
-            case ir::CmpOp::kLe:
-              r = x <= y;
-              break;
-            case ir::CmpOp::kGt:
-              r = x > y;
-              break;
-            case ir::CmpOp::kGe:
-              r = x >= y;
-              break;
-            case ir::CmpOp::kEq:
-              r = x == y;
-              break;
-            case ir::CmpOp::kNe:
-              r = x != y;
-              break;
-          }
+          r = ir::ApplyCmp(static_cast<ir::CmpOp>(in.sub), x, y);
         } else {
           int64_t x = s[in.a].i, y = s[in.b].i;
-          switch (static_cast<ir::CmpOp>(in.sub)) {
-            case ir::CmpOp::kLt:
-              r = x < y;
-              break;
-            case ir::CmpOp::kLe:
-              r = x <= y;
-              break;
-            case ir::CmpOp::kGt:
-              r = x > y;
-              break;
-            case ir::CmpOp::kGe:
-              r = x >= y;
-              break;
-            case ir::CmpOp::kEq:
-              r = x == y;
-              break;
-            case ir::CmpOp::kNe:
-              r = x != y;
-              break;
-          }
+          r = ir::ApplyCmp(static_cast<ir::CmpOp>(in.sub), x, y);
         }
         s[in.dst].i = r;
         break;

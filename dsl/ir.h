@@ -173,6 +173,27 @@ enum class BinOp : uint8_t {
 };
 enum class UnaryOp : uint8_t { kNeg, kNot, kBitNot };
 enum class CmpOp : uint8_t { kLt, kLe, kGt, kGe, kEq, kNe };
+// The one meaning of a CmpOp, for every evaluator (checker constant folding,
+// interpreter, codegen folding, the verifier's Z3 terms): applies it with the
+// type's own operators.
+template <class T>
+auto ApplyCmp(CmpOp op, const T& x, const T& y) -> decltype(x < y) {
+  switch (op) {
+    case CmpOp::kLt:
+      return x < y;
+    case CmpOp::kLe:
+      return x <= y;
+    case CmpOp::kGt:
+      return x > y;
+    case CmpOp::kGe:
+      return x >= y;
+    case CmpOp::kEq:
+      return x == y;
+    case CmpOp::kNe:
+      break;
+  }
+  return x != y;
+}
 enum class MathOp : uint8_t { kExp, kExp2, kLog, kSqrt, kRsqrt, kAbs };
 enum class SpecialOp : uint8_t { kThreadId, kBlockId, kGridDim, kWarpId, kLaneId, kWarpSize };
 enum class ShflKind : uint8_t { kXor, kDown, kIdx };

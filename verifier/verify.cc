@@ -1224,26 +1224,7 @@ absl::Status Engine::Step(const Op& op) {
       }
       expr a = IntOf(op.operands[0]), b = IntOf(op.operands[1]);
       std::optional<expr> r;
-      switch (static_cast<CmpOp>(op.sub)) {
-        case CmpOp::kLt:
-          r = a < b;
-          break;
-        case CmpOp::kLe:
-          r = a <= b;
-          break;
-        case CmpOp::kGt:
-          r = a > b;
-          break;
-        case CmpOp::kGe:
-          r = a >= b;
-          break;
-        case CmpOp::kEq:
-          r = a == b;
-          break;
-        case CmpOp::kNe:
-          r = a != b;
-          break;
-      }
+      r = ApplyCmp(static_cast<CmpOp>(op.sub), a, b);
       SetScalar(op.result, r);
       return absl::OkStatus();
     }
