@@ -710,14 +710,16 @@ absl::Status JobStore::FinishJob(const std::string& job_id, bool ok, const std::
 
 absl::StatusOr<std::vector<JobStore::StepRow>> JobStore::ListTrajectory(const std::string& job_id) {
   std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT step, candidate_id, action, detail_json, reward "
-                                        "FROM trajectory_steps WHERE job_id = ? ORDER BY step"));
+  ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT step, candidate_id, action, detail_json, reward, "
+                                        "created_ms FROM trajectory_steps WHERE job_id = ? "
+                                        "ORDER BY step"));
   q.Bind(1, job_id);
   std::vector<StepRow> out;
   while (true) {
     ASSIGN_OR_RETURN(bool row, q.Step());
     if (!row) break;
-    out.push_back({static_cast<int>(q.Int(0)), q.Text(1), q.Text(2), q.Text(3), q.Double(4)});
+    out.push_back(
+        {static_cast<int>(q.Int(0)), q.Text(1), q.Text(2), q.Text(3), q.Double(4), q.Int(5)});
   }
   return out;
 }
@@ -736,23 +738,6 @@ absl::StatusOr<std::vector<JobStore::CandidateRow>> JobStore::ListCandidates(
     ASSIGN_OR_RETURN(bool row, q.Step());
     if (!row) break;
     out.push_back({q.Text(0), q.Text(1), q.Text(2), q.Text(3), q.Text(4), q.Int(5)});
-  }
-  return out;
-}
-
-absl::StatusOr<std::vector<JobStore::TrajectoryRow>> JobStore::ListTrajectorySteps(
-    const std::string& job_id) {
-  std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT step, candidate_id, action, detail_json, reward, "
-                                        "created_ms FROM trajectory_steps WHERE job_id = ? "
-                                        "ORDER BY step"));
-  q.Bind(1, job_id);
-  std::vector<TrajectoryRow> out;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
-    out.push_back(
-        {static_cast<int>(q.Int(0)), q.Text(1), q.Text(2), q.Text(3), q.Double(4), q.Int(5)});
   }
   return out;
 }

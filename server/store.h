@@ -108,7 +108,10 @@ class JobStore {
     int step = 0;
     std::string candidate_id, action, detail_json;
     double reward = 0;
+    int64_t created_ms = 0;
   };
+  // A job's trajectory steps in step order (the planner's memory and the
+  // dashboard's plot both read them here).
   absl::StatusOr<std::vector<StepRow>> ListTrajectory(const std::string& job_id);
 
   // Increases whenever anything changes; watchers poll it cheaply.
@@ -119,16 +122,8 @@ class JobStore {
     std::string id, job_id, parent_id, source, detail_json;
     int64_t created_ms = 0;
   };
-  struct TrajectoryRow {
-    int step = 0;
-    std::string candidate_id, action, detail_json;
-    double reward = 0;
-    int64_t created_ms = 0;
-  };
   // A job's candidates in creation order.
   absl::StatusOr<std::vector<CandidateRow>> ListCandidates(const std::string& job_id);
-  // A job's trajectory steps in step order.
-  absl::StatusOr<std::vector<TrajectoryRow>> ListTrajectorySteps(const std::string& job_id);
 
  private:
   JobStore(std::unique_ptr<Db> db, StoreOptions options) : db_(std::move(db)), options_(options) {}

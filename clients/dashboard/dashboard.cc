@@ -270,7 +270,7 @@ Response Dashboard::JobJson(const std::string& id) {
   j["tasks_done"] = done;
   j["tasks_failed"] = failed;
   auto cands = store_->ListCandidates(id);
-  auto steps = store_->ListTrajectorySteps(id);
+  auto steps = store_->ListTrajectory(id);
   if (!cands.ok() || !steps.ok()) {
     return JsonError(500, std::string((cands.ok() ? steps.status() : cands.status()).message()));
   }
