@@ -13,23 +13,20 @@
 #include "clients/cli/connection.h"
 #include "clients/cli/embedded.h"
 #include "clients/cli/exit_codes.h"
+#include "clients/cli/verb_flags.h"
 #include "nlohmann/json.hpp"
 
 namespace argus::cli {
 namespace {
 
-// Flags every verb takes.
-struct Globals {
-  std::string server;
-  bool json = false;
-  std::string log_level = "warn";
+// Flags every verb here takes: the shared ones (verb_flags.h) plus the
+// token/TLS files and, where the verb can start it, the embedded store.
+struct Globals : VerbFlags {
   std::string db;          // embedded store; default under EmbeddedStateDir()
   worker::DialFiles dial;  // token and TLS files
 
   void Declare(FlagSet& f, bool embedded_ok) {
-    f.String("server", &server, "argus-server address (default: $ARGUS_SERVER)");
-    f.Bool("json", &json, "print JSON for scripts");
-    f.String("log_level", &log_level, "trace, debug, info, warn, error, off");
+    VerbFlags::Declare(f);
     f.String("token_file", &dial.token_file, "file with the client token (default: $ARGUS_TOKEN)");
     f.String("tls_ca", &dial.tls_ca, "PEM CA of the server certificate (turns on TLS)");
     f.String("tls_cert", &dial.tls_cert, "PEM client certificate, for mTLS");
@@ -39,11 +36,6 @@ struct Globals {
     }
   }
 };
-
-int Fail(const std::string& verb, const absl::Status& st) {
-  std::cerr << "argus " << verb << ": " << st.message() << "\n";
-  return ExitCodeFor(st);
-}
 
 int Usage(const std::string& verb, const std::string& msg) {
   std::cerr << "argus " << verb << ": " << msg << " (see argus " << verb << " --help)\n";
@@ -166,7 +158,7 @@ void PrintProbe(const v1::Job& job) {
 int SubmitAndWatch(const std::string& verb, Connection& conn, const v1::JobSpec& spec,
                    const Globals& g, bool wait, const std::function<void(const v1::Job&)>& print) {
   auto job = conn.Submit(spec);
-  if (!job.ok()) return Fail(verb, job.status());
+  if (!job.ok()) return VerbFail(verb, job.status());
   if (!wait) {
     if (g.json) {
       std::cout << ToJson(*job);
@@ -178,7 +170,7 @@ int SubmitAndWatch(const std::string& verb, Connection& conn, const v1::JobSpec&
   Progress progress(g.json);
   auto done = conn.Watch(job->id(), [&](const v1::JobEvent& ev) { progress.Update(ev); });
   progress.Done();
-  if (!done.ok()) return Fail(verb, done.status());
+  if (!done.ok()) return VerbFail(verb, done.status());
   if (g.json) {
     std::cout << ToJson(*done);
   } else {
@@ -213,12 +205,12 @@ int Probe(const std::string& verb, const std::vector<std::string>& args) {
     std::string db = g.db;
     if (db.empty()) {
       auto dir = EmbeddedStateDir();
-      if (!dir.ok()) return Fail(verb, dir.status());
+      if (!dir.ok()) return VerbFail(verb, dir.status());
       db = *dir + "/embedded.db";
     }
     embedded = std::make_unique<Embedded>();
     auto started = embedded->Start(db);
-    if (!started.ok()) return Fail(verb, started.status());
+    if (!started.ok()) return VerbFail(verb, started.status());
     if (!g.json)
       std::fprintf(stderr, "embedded server at %s (store %s)\n", started->c_str(), db.c_str());
     addr = *started;
@@ -226,7 +218,7 @@ int Probe(const std::string& verb, const std::vector<std::string>& args) {
   worker::DialOptions dial;
   if (!embedded) {
     auto resolved = ResolveDialOptions(g.dial);
-    if (!resolved.ok()) return Fail(verb, resolved.status());
+    if (!resolved.ok()) return VerbFail(verb, resolved.status());
     dial = *resolved;
   }
   Connection conn(addr, dial);
@@ -260,7 +252,7 @@ int Submit(const std::string& verb, const std::vector<std::string>& args) {
   spec.set_probe_workers(static_cast<int32_t>(count));
   spec.set_client(std::getenv("USER") ? std::getenv("USER") : "cli");
   auto conn = Connect(g);
-  if (!conn.ok()) return Fail(verb, conn.status());
+  if (!conn.ok()) return VerbFail(verb, conn.status());
   return SubmitAndWatch(verb, **conn, spec, g, wait, PrintJob);
 }
 
@@ -274,9 +266,9 @@ int Status(const std::string& verb, const std::vector<std::string>& args) {
   if (int rc = ParseVerb(flags, verb, args, g, &pos); rc >= 0) return rc;
   if (pos.size() != 1) return Usage(verb, "expected one job id");
   auto conn = Connect(g);
-  if (!conn.ok()) return Fail(verb, conn.status());
+  if (!conn.ok()) return VerbFail(verb, conn.status());
   auto job = (*conn)->Get(pos[0]);
-  if (!job.ok()) return Fail(verb, job.status());
+  if (!job.ok()) return VerbFail(verb, job.status());
   if (g.json) {
     std::cout << ToJson(*job);
   } else {
@@ -296,7 +288,7 @@ int Watch(const std::string& verb, const std::vector<std::string>& args) {
   if (int rc = ParseVerb(flags, verb, args, g, &pos); rc >= 0) return rc;
   if (pos.size() != 1) return Usage(verb, "expected one job id");
   auto conn = Connect(g);
-  if (!conn.ok()) return Fail(verb, conn.status());
+  if (!conn.ok()) return VerbFail(verb, conn.status());
   Progress progress(g.json);
   auto job = (*conn)->Watch(pos[0], [&](const v1::JobEvent& ev) {
     if (g.json) {
@@ -308,7 +300,7 @@ int Watch(const std::string& verb, const std::vector<std::string>& args) {
     }
   });
   progress.Done();
-  if (!job.ok()) return Fail(verb, job.status());
+  if (!job.ok()) return VerbFail(verb, job.status());
   if (!g.json) PrintJob(*job);
   return JobExit(*job);
 }
@@ -338,11 +330,11 @@ int List(const std::string& verb, const std::vector<std::string>& args) {
     req.set_state(s);
   }
   auto conn = Connect(g);
-  if (!conn.ok()) return Fail(verb, conn.status());
+  if (!conn.ok()) return VerbFail(verb, conn.status());
   v1::ListJobsResponse resp;
   auto ctx = (*conn)->Context();
   grpc::Status st = (*conn)->jobs()->ListJobs(ctx.get(), req, &resp);
-  if (!st.ok()) return Fail(verb, (*conn)->Failed("list", st));
+  if (!st.ok()) return VerbFail(verb, (*conn)->Failed("list", st));
   if (g.json) {
     std::cout << ToJson(resp);
     return kExitOk;
@@ -364,13 +356,13 @@ int Cancel(const std::string& verb, const std::vector<std::string>& args) {
   if (int rc = ParseVerb(flags, verb, args, g, &pos); rc >= 0) return rc;
   if (pos.size() != 1) return Usage(verb, "expected one job id");
   auto conn = Connect(g);
-  if (!conn.ok()) return Fail(verb, conn.status());
+  if (!conn.ok()) return VerbFail(verb, conn.status());
   v1::CancelJobRequest req;
   req.set_id(pos[0]);
   v1::Job job;
   auto ctx = (*conn)->Context();
   grpc::Status st = (*conn)->jobs()->CancelJob(ctx.get(), req, &job);
-  if (!st.ok()) return Fail(verb, (*conn)->Failed("job " + pos[0], st));
+  if (!st.ok()) return VerbFail(verb, (*conn)->Failed("job " + pos[0], st));
   if (g.json) {
     std::cout << ToJson(job);
   } else {
@@ -388,11 +380,11 @@ int Workers(const std::string& verb, const std::vector<std::string>& args) {
   if (int rc = ParseVerb(flags, verb, args, g, &pos); rc >= 0) return rc;
   if (!pos.empty()) return Usage(verb, "unexpected argument '" + pos[0] + "'");
   auto conn = Connect(g);
-  if (!conn.ok()) return Fail(verb, conn.status());
+  if (!conn.ok()) return VerbFail(verb, conn.status());
   v1::ListWorkersResponse resp;
   auto ctx = (*conn)->Context();
   grpc::Status st = (*conn)->jobs()->ListWorkers(ctx.get(), {}, &resp);
-  if (!st.ok()) return Fail(verb, (*conn)->Failed("workers", st));
+  if (!st.ok()) return VerbFail(verb, (*conn)->Failed("workers", st));
   if (g.json) {
     std::cout << ToJson(resp);
     return kExitOk;
