@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "base/daemon_flags.h"
 #include "base/flags.h"
 #include "base/signals.h"
 #include "verifier/service.h"
@@ -16,17 +17,8 @@ int main(int argc, char** argv) {
   flags.Int("max_solver_timeout_ms", &max_timeout_ms, "the most a request may ask for");
   flags.Int("default_deadline_ms", &o.default_deadline_ms,
             "budget of a request that sets no deadline");
-  auto args = flags.Parse(argc, argv);
-  if (!args.ok()) {
-    std::cerr << args.status().message() << "\n";
-    return 2;
-  }
-  if (flags.help_requested()) {
-    std::cout << flags.Help();
-    return 0;
-  }
-  if (!args->empty() || timeout_ms < 1 || max_timeout_ms < timeout_ms ||
-      o.default_deadline_ms < 1) {
+  if (auto rc = argus::ParseDaemonFlags("argus-verifier", flags, argc, argv)) return *rc;
+  if (timeout_ms < 1 || max_timeout_ms < timeout_ms || o.default_deadline_ms < 1) {
     std::cerr << "argus-verifier: bad arguments (see --help)\n";
     return 2;
   }
