@@ -162,12 +162,8 @@ absl::StatusOr<std::array<int, 3>> EvalGrid(const ir::Function& k,
           case ir::BinOp::kDiv:
           case ir::BinOp::kMod: {
             if (y == 0) return absl::InvalidArgumentError("division by zero in the grid");
-            int64_t q = x / y, m = x % y;
-            if (m != 0 && ((m < 0) != (y < 0))) {
-              --q;
-              m += y;
-            }
-            r = op.sub == static_cast<uint8_t>(ir::BinOp::kMod) ? m : q;
+            ir::FloorDivMod d = ir::FloorDivide(x, y);
+            r = op.sub == static_cast<uint8_t>(ir::BinOp::kMod) ? d.rem : d.quot;
             break;
           }
           case ir::BinOp::kMin:

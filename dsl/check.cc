@@ -253,17 +253,6 @@ bool EndsInReturn(const std::vector<StmtPtr>& body) {
   return false;
 }
 
-int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-int64_t FloorMod(int64_t a, int64_t b) {
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
-
 DType PromoteStrong(DType a, DType b) {
   if (a == b) return a;
   if (a == DType::kBool) a = DType::kI32;
@@ -740,10 +729,12 @@ absl::StatusOr<Val> FnLowering::FoldBinary(const std::string& op, const Val& a, 
     ovf = __builtin_mul_overflow(x, y, &r);
   else if (op == "//" || op == "%") {
     if (y == 0) return Err(loc, "division by zero in a constant expression", "fix the divisor");
-    if (x == INT64_MIN && y == -1)
+    if (x == INT64_MIN && y == -1) {
       ovf = true;
-    else
-      r = op == "//" ? FloorDiv(x, y) : FloorMod(x, y);
+    } else {
+      ir::FloorDivMod d = ir::FloorDivide(x, y);
+      r = op == "//" ? d.quot : d.rem;
+    }
   } else if (op == "/") {
     return Err(loc, "'/' on integers", "use // for integer division, or make an operand float");
   } else if (op == "<<") {

@@ -637,16 +637,8 @@ absl::Status Machine::RunThread(Thread& t) {
           case ir::BinOp::kFloorDiv:
           case ir::BinOp::kMod: {
             if (y == 0) return fail(Err(t, in.op, "integer division by zero"));
-            if (x == INT64_MIN && y == -1) {
-              r = in.sub == static_cast<uint8_t>(ir::BinOp::kMod) ? 0 : x;
-              break;
-            }
-            int64_t q = x / y, m = x % y;
-            if (m != 0 && ((m < 0) != (y < 0))) {
-              --q;
-              m += y;
-            }
-            r = in.sub == static_cast<uint8_t>(ir::BinOp::kFloorDiv) ? q : m;
+            ir::FloorDivMod d = ir::FloorDivide(x, y);
+            r = in.sub == static_cast<uint8_t>(ir::BinOp::kFloorDiv) ? d.quot : d.rem;
             break;
           }
           case ir::BinOp::kShl:

@@ -173,6 +173,22 @@ enum class BinOp : uint8_t {
 };
 enum class UnaryOp : uint8_t { kNeg, kNot, kBitNot };
 enum class CmpOp : uint8_t { kLt, kLe, kGt, kGe, kEq, kNe };
+// Python's integer // and % (the DSL's semantics): the remainder takes the
+// divisor's sign. y must not be 0. INT64_MIN // -1 wraps to INT64_MIN with
+// remainder 0 instead of trapping.
+struct FloorDivMod {
+  int64_t quot, rem;
+};
+inline FloorDivMod FloorDivide(int64_t x, int64_t y) {
+  if (x == INT64_MIN && y == -1) return {x, 0};
+  int64_t q = x / y, m = x % y;
+  if (m != 0 && ((m < 0) != (y < 0))) {
+    --q;
+    m += y;
+  }
+  return {q, m};
+}
+
 // The one meaning of a CmpOp, for every evaluator (checker constant folding,
 // interpreter, codegen folding, the verifier's Z3 terms): applies it with the
 // type's own operators.
