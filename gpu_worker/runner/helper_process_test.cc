@@ -19,8 +19,7 @@ TEST_CASE("RunHelper kills a helper at its time limit, children too", "[runner]"
   const auto start = std::chrono::steady_clock::now();
   // The grandchild `sleep` holds the pipe open: only a group kill ends the wait.
   HelperResult r = RunHelper({"sh", "-c", "sleep 30 & sleep 30"}, 0.5);
-  const double s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(r.timed_out);
   CHECK(r.exit_code == -1);
   CHECK(r.error.find("did not finish within") != std::string::npos);
