@@ -262,3 +262,42 @@ TEST_CASE("A worker that requires verification refuses unverified candidates", "
 
 }  // namespace
 }  // namespace argus::worker
+
+namespace argus::worker {
+namespace {
+
+// The GPU path's result in the one schema, from stand-in runners that time
+// the candidate at 1 ms, a baseline kernel at 4 ms and cuBLAS at 0.5 ms.
+TEST_CASE("GPU backend: runner times become time, baseline_time and speedup", "[candidate]") {
+  std::string runner = Script("fake-runner-timed.sh", R"(spec=$2; out=$4
+if grep -q '"symbol": "gemm_naive"' "$spec"; then t=4.0; else t=1.0; fi
+echo "{\"outcome\":\"ok\",\"message\":\"\",\"timing\":{\"median_ms\":$t},\"ratio\":2.0,\
+\"baseline\":{\"name\":\"cublasGemmEx\",\"outcome\":\"ok\",\"timing\":{\"median_ms\":0.5}}}" > "$out")");
+  json p = Payload("gemm_smem.py", "gemm_smem", {{"M", 64}, {"N", 64}, {"K", 64}}, Gemm());
+  p["backend"] = "gpu";
+  json naive = Payload("gemm_naive.py", "gemm_naive", p["dims"], Gemm());
+  p["baseline"] = {{"name", "kernel"},
+                   {"source", naive["source"]},
+                   {"kernel", "gemm_naive"},
+                   {"dims", p["dims"]}};
+  CandidateOptions o;
+  o.runner_path = runner;
+  json r = Run(p, o);
+  INFO(r.dump());
+  REQUIRE(r["outcome"] == "ok");
+  CHECK(r["unit"] == "ms");
+  CHECK(r["time"] == 1.0);
+  CHECK(r["baseline_time"] == 4.0);
+  CHECK(r["speedup"] == 4.0);  // baseline / ours, never the runner's ours / baseline
+  CHECK(r["baseline_name"] == "kernel:gemm_naive");
+  CHECK(r["runner"]["ratio"] == 2.0);  // the runner's own JSON is kept as it was
+  p["baseline"] = "cublas";
+  r = Run(p, o);
+  REQUIRE(r["outcome"] == "ok");
+  CHECK(r["baseline_name"] == "cublasGemmEx");
+  CHECK(r["baseline_time"] == 0.5);
+  CHECK(r["speedup"] == 0.5);
+}
+
+}  // namespace
+}  // namespace argus::worker
