@@ -149,8 +149,8 @@ json SpecJson(const CandidatePayload& p, const KernelSpec& r, const dsl::ir::Fun
   spec["tensors"] = tensors;
   spec["args"] = args;
   spec["check"] = FullCheck(p, ts);
-  // The runner times cuBLAS itself; a baseline kernel is a second run.
-  spec["baseline"] = p.baseline.name == "cublas" ? "cublas" : "none";
+  // The runner times a vendor baseline itself; a baseline kernel is a second run.
+  spec["baseline"] = IsVendorBaseline(p.baseline.name) ? p.baseline.name : "none";
   if (!p.timing.empty()) spec["timing"] = p.timing;
   if (p.flops > 0) spec["flops"] = p.flops;
   if (p.bytes > 0) spec["bytes"] = p.bytes;
@@ -422,7 +422,7 @@ json RunOnGpu(const CandidatePayload& r, const KernelSpec& k, const CandidateOpt
   fs::remove(result_path);
   ProcessOptions po;
   po.argv = {o.runner_path, "--spec", (fs::path(dir) / "spec.json").string(), "--out", result_path};
-  if (rs.baseline.name != "cublas") po.argv.push_back("--no-baseline");
+  if (!IsVendorBaseline(rs.baseline.name)) po.argv.push_back("--no-baseline");
   po.timeout =
       std::chrono::milliseconds(static_cast<int64_t>((r.timeout_s + o.watchdog_grace_s) * 1000));
   auto pr = RunWithTimeout(po);
@@ -472,13 +472,17 @@ json RunGpu(const CandidatePayload& r, const CandidateOptions& o, uint64_t seed)
   if (res.value("outcome", "") == "ok") {
     double ours = MedianMs(res);
     double base = 0;
-    if (r.baseline.name == "cublas") {
+    if (IsVendorBaseline(r.baseline.name)) {
+      // Timed by the runner in the same process (a runner that does not know
+      // the library leaves it null: no speed-up, and the message says so).
       const json& b = res["runner"]["baseline"];
-      res["baseline_name"] = b.is_object() ? b.value("name", "cublas") : "cublas";
+      res["baseline_name"] = b.is_object() ? b.value("name", r.baseline.name) : r.baseline.name;
       base = MedianMs(b);
-      if (base <= 0 && b.is_object())
-        res["message"] = absl::StrCat("baseline ", b.value("outcome", "not timed"), ": ",
-                                      b.value("message", ""));
+      if (base <= 0)
+        res["message"] = absl::StrCat(
+            "baseline ", r.baseline.name, " not timed: ",
+            b.is_object() ? absl::StrCat(b.value("outcome", ""), " ", b.value("message", ""))
+                          : "this runner has no such baseline");
     } else if (r.baseline.name == "kernel") {
       fs::path bdir = fs::path(dir) / "baseline";
       fs::create_directories(bdir);
@@ -493,7 +497,7 @@ json RunGpu(const CandidatePayload& r, const CandidateOptions& o, uint64_t seed)
       }
       base = MedianMs(b);
     } else {
-      res["baseline_name"] = r.baseline.name;  // none, or hipblaslt (not in the runner yet)
+      res["baseline_name"] = "none";
     }
     if (res.value("outcome", "") == "ok") SetCandidateTimes(&res, ours, base, "ms");
   }

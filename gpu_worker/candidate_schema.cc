@@ -47,6 +47,10 @@ KernelSpec ReadKernel(const json& j) {
 
 }  // namespace
 
+bool IsVendorBaseline(const std::string& name) {
+  return name == "cublas" || name == "hipblaslt" || name == "torch_sdpa";
+}
+
 bool IsRunnerCheckOp(const std::string& op) {
   return op == "gemm" || op == "add" || op == "softmax" || op == "rmsnorm" || op == "attention" ||
          op == "none";
@@ -118,9 +122,10 @@ absl::StatusOr<CandidatePayload> ParseCandidatePayload(const std::string& payloa
     return absl::InvalidArgumentError(
         absl::StrCat("candidate payload: unknown backend '", p.backend, "' (interp or gpu)"));
   const std::string& b = p.baseline.name;
-  if (b != "none" && b != "kernel" && b != "cublas" && b != "hipblaslt")
-    return absl::InvalidArgumentError(absl::StrCat("candidate payload: unknown baseline '", b,
-                                                   "' (cublas, hipblaslt, kernel, none)"));
+  if (b != "none" && b != "kernel" && !IsVendorBaseline(b))
+    return absl::InvalidArgumentError(
+        absl::StrCat("candidate payload: unknown baseline '", b,
+                     "' (cublas, hipblaslt, torch_sdpa, kernel, none)"));
   std::string op = p.check.value("op", "none");
   if (!IsRunnerCheckOp(op) && op != "problem")
     return absl::InvalidArgumentError(

@@ -17,8 +17,9 @@
 //        worker given a CandidateOptions::reference (the planner's in-process
 //        interpreter worker) has it; others answer `unsupported`
 //   "problem"                   {"family", "shape", "dtype", "options"} (planner/problems.h)
-//   "baseline"                  {"name": "cublas" | "hipblaslt" | "none"} — a vendor
-//                               library timed by the runner on the same inputs — or
+//   "baseline"                  {"name": "cublas" | "hipblaslt" | "torch_sdpa" | "none"} —
+//                               a vendor library timed by the runner in the same
+//                               process (hipblaslt: not in the runner yet) — or
 //                               {"name": "kernel", "source", "kernel", "constants", "dims"}
 //                               a DSL kernel timed on the same worker and inputs
 //   "flops", "bytes", "timing" {"warmup", "reps", "flush_l2"}, "seed" (0: fresh),
@@ -58,7 +59,7 @@ struct KernelSpec {
 };
 
 struct BaselineSpec {
-  std::string name = "none";  // cublas | hipblaslt | kernel | none
+  std::string name = "none";  // cublas | hipblaslt | torch_sdpa | kernel | none
   KernelSpec kernel;          // when name == "kernel"
 };
 
@@ -81,6 +82,9 @@ struct CandidatePayload {
 
 // Parses and validates a payload; errors name the offending key.
 absl::StatusOr<CandidatePayload> ParseCandidatePayload(const std::string& payload_json);
+
+// A library the runner times as the baseline (cublas, hipblaslt, torch_sdpa).
+bool IsVendorBaseline(const std::string& name);
 
 // The reference ops of runner_core.h ("problem" is not one of them).
 bool IsRunnerCheckOp(const std::string& op);

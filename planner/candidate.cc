@@ -94,7 +94,7 @@ worker::CandidatePayload MakePayload(const Instance& candidate, const Instance& 
   w.check = RunnerCheck(p);
   w.problem = ToJson(p);
   std::string vendor = BaselineName(p, target);
-  if (vendor == "cublas" || vendor == "hipblaslt") {
+  if (worker::IsVendorBaseline(vendor)) {
     w.baseline.name = vendor;
   } else {
     w.baseline.name = "kernel";

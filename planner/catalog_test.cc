@@ -132,6 +132,26 @@ TEST_CASE("an sm_90a GEMM payload is one the GPU worker accepts", "[planner]") {
   auto moe = MakeProblem("moe", FindFamily("moe")->interp_shape, "f32", {});
   REQUIRE(moe.ok());
   CHECK(RunnerCheck(*moe)["op"] == "problem");
+  // Attention on sm_90a is timed against PyTorch SDPA (the runner's helper);
+  // GQA has no runner check, so its baseline stays the KB template.
+  auto att = MakeProblem("attention", {{"B", 1}, {"H", 4}, {"S", 64}, {"D", 64}}, "bf16", {});
+  REQUIRE(att.ok());
+  CHECK(BaselineName(*att, "sm_90a") == "torch_sdpa");
+  const kb::Template* fa = TheKb().FindTemplate("flash_attention");
+  const kb::Template* an = TheKb().FindTemplate("attention_naive");
+  REQUIRE((fa && an));
+  auto ap = worker::ParseCandidatePayload(Payload(*Instantiate(*fa, DefaultConfig(*fa), *att),
+                                                  *Instantiate(*an, DefaultConfig(*an), *att), *att,
+                                                  "sm_90a")
+                                              .dump());
+  INFO(ap.status().ToString());
+  REQUIRE(ap.ok());
+  CHECK(ap->baseline.name == "torch_sdpa");
+  CHECK(ap->check["op"] == "attention");
+  auto gqa =
+      MakeProblem("attention", {{"B", 1}, {"H", 4}, {"HKV", 2}, {"S", 64}, {"D", 64}}, "bf16", {});
+  REQUIRE(gqa.ok());
+  CHECK(BaselineName(*gqa, "sm_90a") == "kb-baseline-template");
 }
 
 TEST_CASE("GQA attention and a wrong kernel are told apart by the reference", "[planner]") {

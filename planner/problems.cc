@@ -503,6 +503,8 @@ std::string BaselineName(const Problem& p, const std::string& target) {
   if ((p.family == "gemm" || p.family == "batched_gemm") && (nv || amd)) {
     return nv ? "cublas" : "hipblaslt";
   }
+  // PyTorch SDPA, timed by the runner's helper next to its attention check.
+  if (p.family == "attention" && nv && p.shape.at("HKV") == p.shape.at("H")) return "torch_sdpa";
   // Elsewhere the baseline is the family's KB baseline template, timed on the same worker.
   return "kb-baseline-template";
 }

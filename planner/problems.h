@@ -71,7 +71,9 @@ double Bytes(const Problem& p);
 // without GQA; f32/f16/bf16), else {"op": "problem"} — the reference below,
 // which only the planner's interpreter worker has.
 nlohmann::json RunnerCheck(const Problem& p);
-// The vendor (or KB) baseline a worker of `target` times next to a candidate.
+// The vendor (or KB) baseline a worker of `target` times next to a candidate:
+// cublas / hipblaslt for GEMMs, torch_sdpa for attention (no GQA) on sm_90a,
+// else the family's KB baseline template.
 std::string BaselineName(const Problem& p, const std::string& target);
 
 // Names a KB expression may use: the shape dims and the numeric options.
