@@ -50,10 +50,6 @@ std::optional<Step> StepFromRow(const server::JobStore::StepRow& row) {
   return s;
 }
 
-}  // namespace
-
-namespace {
-
 std::unique_ptr<CandidateGate> DefaultGate(const PlannerOptions& o) {
   if (o.verifier_address.empty()) return std::make_unique<VerifierGate>();
   worker::VerifierClientOptions vo;
