@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes candidate payloads (gpu_worker/candidate.h) for every example kernel.
+"""Writes candidate payloads (gpu_worker/candidate_schema.h) for every example kernel.
 
 usage: bench/make_payloads.py OUT_DIR [--size small|large]
 small: shapes the interpreter checks in seconds (CI); large: the H200 perf shapes.
@@ -58,7 +58,7 @@ def main():
         kernel = "gemm_mma_tuned" if name.startswith("gemm_mma_tuned") else name
         with open(os.path.join(ROOT, "examples", fname)) as f:
             src = f.read()
-        p = {"source": src, "kernel": kernel, "target": target, "check": check, "consts": consts,
+        p = {"source": src, "kernel": kernel, "target": target, "check": check, "constants": consts,
              "dims": small if size == "small" else large, "baseline": baseline,
              "timeout_s": 3 if kernel == "spin" else 20,
              "timing": {"warmup": 3, "reps": 5} if size == "small" else {"warmup": 10, "reps": 30}}

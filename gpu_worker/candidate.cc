@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -23,14 +25,15 @@ namespace fs = std::filesystem;
 namespace {
 
 json Outcome(const std::string& outcome, const std::string& message) {
-  return {{"outcome", outcome}, {"message", message}};
+  return CandidateOutcome(outcome, message);
 }
 
-absl::StatusOr<dsl::ir::Module> Front(const CandidateRequest& r) {
+absl::StatusOr<dsl::ir::Module> Front(const KernelSpec& k, const std::string& target,
+                                      const std::string& file = "candidate.py") {
   dsl::CheckOptions co;
-  co.consts = r.consts;
-  co.arch = r.target;
-  return dsl::Compile(std::make_shared<dsl::SourceFile>("candidate.py", r.source), co);
+  co.consts = k.constants;
+  if (target != "interp") co.arch = target;
+  return dsl::Compile(std::make_shared<dsl::SourceFile>(file, k.source), co);
 }
 
 const dsl::ir::Function* Kernel(const dsl::ir::Module& m, const std::string& name) {
@@ -40,10 +43,27 @@ const dsl::ir::Function* Kernel(const dsl::ir::Module& m, const std::string& nam
   return k;
 }
 
+// The shape of the row-major buffer behind a tensor of logical `shape` and
+// `stride`: the shape itself when dense row-major; {cols, rows} for a
+// transposed matrix (stride (1, rows): a [N, K] buffer seen as K x N, what the
+// runner's gemm check calls b_layout "nk"); empty for anything else.
+std::vector<int64_t> MemoryShape(const std::vector<int64_t>& shape,
+                                 const std::vector<int64_t>& stride) {
+  int64_t want = 1;
+  bool dense = true;
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    if (shape[d] > 1 && stride[d] != want) dense = false;
+    want *= shape[d];
+  }
+  if (dense) return shape;
+  if (shape.size() == 2 && stride[0] == 1 && stride[1] == shape[0]) return {shape[1], shape[0]};
+  return {};
+}
+
 // The runner's tensor specs for the kernel's tensors (dense row-major), the
 // output (check.c) poisoned.
 absl::StatusOr<std::vector<runner::TensorSpec>> Tensors(const dsl::ir::Function& k,
-                                                        const CandidateRequest& r,
+                                                        const KernelSpec& r,
                                                         const std::string& out) {
   std::vector<runner::TensorSpec> ts;
   for (const dsl::ir::TensorParam& t : k.tensors) {
@@ -70,13 +90,11 @@ absl::StatusOr<std::vector<runner::TensorSpec>> Tensors(const dsl::ir::Function&
       s.shape.push_back(e);
       stride.push_back(st);
     }
-    int64_t want = 1;
-    for (int d = static_cast<int>(s.shape.size()) - 1; d >= 0; --d) {
-      if (s.shape[d] > 1 && stride[d] != want)
-        return absl::InvalidArgumentError(absl::StrCat(
-            "tensor ", t.name, " is not dense row-major; the runner allocates only those"));
-      want *= s.shape[d];
-    }
+    s.shape = MemoryShape(s.shape, stride);
+    if (s.shape.empty())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor ", t.name,
+          " is neither dense row-major nor a transposed matrix; the runner allocates only those"));
     s.init = t.name == out ? "poison" : "random";
     ts.push_back(s);
   }
@@ -84,7 +102,7 @@ absl::StatusOr<std::vector<runner::TensorSpec>> Tensors(const dsl::ir::Function&
 }
 
 // The check spec with m/n/k filled from the output's shape where absent.
-json FullCheck(const CandidateRequest& r, const std::vector<runner::TensorSpec>& ts) {
+json FullCheck(const CandidatePayload& r, const std::vector<runner::TensorSpec>& ts) {
   json c = r.check;
   std::string op = c.value("op", "none");
   auto shape = [&](const std::string& name) {
@@ -109,7 +127,7 @@ json FullCheck(const CandidateRequest& r, const std::vector<runner::TensorSpec>&
   return c;
 }
 
-json SpecJson(const CandidateRequest& r, const dsl::ir::Function& k,
+json SpecJson(const CandidatePayload& p, const KernelSpec& r, const dsl::ir::Function& k,
               const std::vector<runner::TensorSpec>& ts, uint64_t seed) {
   json spec;
   json tensors = json::array(), args = json::array();
@@ -130,11 +148,14 @@ json SpecJson(const CandidateRequest& r, const dsl::ir::Function& k,
   }
   spec["tensors"] = tensors;
   spec["args"] = args;
-  spec["check"] = FullCheck(r, ts);
-  spec["baseline"] = r.baseline;
-  if (!r.timing.empty()) spec["timing"] = r.timing;
+  spec["check"] = FullCheck(p, ts);
+  // The runner times a vendor baseline itself; a baseline kernel is a second run.
+  spec["baseline"] = IsVendorBaseline(p.baseline.name) ? p.baseline.name : "none";
+  if (!p.timing.empty()) spec["timing"] = p.timing;
+  if (p.flops > 0) spec["flops"] = p.flops;
+  if (p.bytes > 0) spec["bytes"] = p.bytes;
   spec["seed"] = seed;
-  spec["timeout_s"] = r.timeout_s;
+  spec["timeout_s"] = p.timeout_s;
   return spec;
 }
 
@@ -170,57 +191,208 @@ void SetElement(runner::HostTensor* t, int64_t i, double v) {
   }
 }
 
-json RunInterp(const CandidateRequest& r, uint64_t seed) {
-  auto m = Front(r);
-  if (!m.ok()) return Outcome("unsupported", std::string(m.status().message()));
-  const dsl::ir::Function* k = Kernel(*m, r.kernel);
-  if (!k) return Outcome("unsupported", absl::StrCat("no kernel named '", r.kernel, "'"));
+// Copies `from` into `to` element by element in logical coordinates (their
+// strides may differ); false when the shapes differ.
+bool CopyLogical(const dsl::HostTensor& from, dsl::HostTensor* to) {
+  if (from.shape != to->shape) return false;
+  int64_t count = 1;
+  for (int64_t d : from.shape) count *= d;
+  for (int64_t n = 0; n < count; ++n) {
+    int64_t rem = n, fo = 0, tof = 0;
+    for (int d = static_cast<int>(from.shape.size()) - 1; d >= 0; --d) {
+      int64_t i = rem % from.shape[d];
+      rem /= from.shape[d];
+      fo += i * from.stride[d];
+      tof += i * to->stride[d];
+    }
+    to->data[tof] = from.data[fo];
+  }
+  return true;
+}
+
+// One kernel on the interpreter: its tensors and instruction count.
+struct InterpRun {
+  json failure;  // null when it ran
+  std::vector<dsl::HostTensor> tensors;
+  dsl::RunStats stats;
+};
+
+// Runs `k` on `inputs` (matched by name; outputs the kernel writes are
+// taken as they are, e.g. poisoned).
+InterpRun RunOnInterpreter(const KernelSpec& k, const std::string& target,
+                           const std::vector<dsl::HostTensor>& inputs, const std::string& file) {
+  InterpRun run;
+  auto m = Front(k, target, file);
+  if (!m.ok()) {
+    run.failure = Outcome("unsupported", std::string(m.status().message()));
+    return run;
+  }
+  const dsl::ir::Function* fn = Kernel(*m, k.kernel);
+  if (!fn) {
+    run.failure = Outcome("unsupported", absl::StrCat(file, ": no kernel named '", k.kernel, "'"));
+    return run;
+  }
+  dsl::LaunchArgs la;
+  la.dims = k.dims;
+  la.scalars = k.scalars;
+  auto ts = dsl::MakeTensors(*fn, la);
+  if (!ts.ok()) {
+    run.failure = Outcome("unsupported", std::string(ts.status().message()));
+    return run;
+  }
+  for (dsl::HostTensor& t : *ts) {
+    for (const dsl::HostTensor& in : inputs) {
+      if (in.name != t.name) continue;
+      if (!CopyLogical(in, &t)) {
+        run.failure = Outcome("unsupported", absl::StrCat(file, ": tensor ", t.name,
+                                                          " has another shape than the inputs"));
+        return run;
+      }
+    }
+  }
+  absl::Status st = dsl::Run(*m, *fn, la, &*ts, &run.stats);
+  if (!st.ok()) {
+    std::string msg(st.message());
+    run.failure =
+        Outcome(msg.find("instruction budget") != std::string::npos ? "timeout" : "fault", msg);
+    return run;
+  }
+  run.tensors = std::move(*ts);
+  return run;
+}
+
+// The inputs of a candidate on the interpreter. Runner check ops: the
+// runner's seeded values (the same a GPU run of that seed sees), outputs
+// poisoned. Check op "problem": the interpreter's fill, prepared by the
+// problem's reference.
+absl::StatusOr<std::vector<dsl::HostTensor>> InterpInputs(const CandidatePayload& r,
+                                                          const CandidateOptions& o, uint64_t seed,
+                                                          json* failure) {
+  auto m = Front(r.candidate, r.target);
+  if (!m.ok()) {
+    *failure = Outcome("unsupported", std::string(m.status().message()));
+    return absl::InvalidArgumentError("front end");
+  }
+  const dsl::ir::Function* k = Kernel(*m, r.candidate.kernel);
+  if (!k) {
+    *failure = Outcome("unsupported", absl::StrCat("no kernel named '", r.candidate.kernel, "'"));
+    return absl::InvalidArgumentError("kernel");
+  }
+  std::vector<dsl::HostTensor> dts;
+  if (r.check.value("op", "none") == "problem") {
+    dsl::LaunchArgs la;
+    la.dims = r.candidate.dims;
+    ASSIGN_OR_RETURN(dts, dsl::MakeTensors(*k, la));
+    dsl::FillRandom(&dts, seed);
+    RETURN_IF_ERROR(o.reference.prepare(r.problem, &dts, seed));
+    return dts;
+  }
   std::string out = r.check.value("c", "");
-  auto ts = Tensors(*k, r, out);
-  if (!ts.ok()) return Outcome("unsupported", std::string(ts.status().message()));
-  json spec_json = SpecJson(r, *k, *ts, seed);
-  spec_json["kernel"] = {{"artifact", "-"}, {"format", "ptx"}, {"symbol", k->name}};
+  ASSIGN_OR_RETURN(std::vector<runner::TensorSpec> ts, Tensors(*k, r.candidate, out));
+  dsl::LaunchArgs la;
+  la.dims = r.candidate.dims;
+  ASSIGN_OR_RETURN(dts, dsl::MakeTensors(*k, la));
+  for (size_t i = 0; i < ts.size() && i < dts.size(); ++i) {
+    // The runner's buffer, element for element in memory order (the
+    // interpreter's tensor has the kernel's logical shape and strides).
+    runner::HostTensor h = runner::MakeHostTensor(ts[i], seed, static_cast<int>(i));
+    if (static_cast<int64_t>(dts[i].data.size()) != h.spec.elements())
+      return absl::InternalError(absl::StrCat("tensor ", ts[i].name, ": buffer sizes differ"));
+    for (int64_t e = 0; e < h.spec.elements(); ++e) dts[i].data[e] = h.At(e);
+  }
+  return dts;
+}
+
+// Checks the candidate's outputs: runner_core's reference or the problem's.
+json CheckInterp(const CandidatePayload& r, const CandidateOptions& o,
+                 const std::vector<dsl::HostTensor>& inputs,
+                 const std::vector<dsl::HostTensor>& outputs, uint64_t seed) {
+  if (r.check.value("op", "none") == "problem") {
+    auto c = o.reference.check(r.problem, inputs, outputs);
+    if (!c.ok()) return Outcome("unsupported", std::string(c.status().message()));
+    json res = Outcome(c->value("passed", false) ? "ok" : "wrong", c->value("message", ""));
+    for (const char* key : {"counterexample", "max_abs_error"})
+      if (c->contains(key)) res[key] = (*c)[key];
+    return res;
+  }
+  json spec_json = {{"kernel", {{"artifact", "-"}, {"format", "ptx"}, {"symbol", "k"}}},
+                    {"tensors", json::array()},
+                    {"args", json::array()}};
+  std::string out = r.check.value("c", "");
+  std::vector<runner::HostTensor> host;
+  int oi = -1;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const dsl::HostTensor& t = outputs[i];
+    runner::TensorSpec s;
+    s.name = t.name;
+    runner::ParseDType(dsl::DTypeName(t.dtype), &s.dtype);
+    s.shape = MemoryShape(t.shape, t.stride);  // t.data is that buffer, in memory order
+    spec_json["tensors"].push_back(
+        {{"name", s.name}, {"dtype", runner::DTypeName(s.dtype)}, {"shape", s.shape}});
+    runner::HostTensor h = runner::MakeHostTensor(s, seed, static_cast<int>(i));
+    for (int64_t e = 0; e < s.elements(); ++e) SetElement(&h, e, t.data[e]);
+    if (t.name == out) oi = static_cast<int>(i);
+    host.push_back(std::move(h));
+  }
+  if (oi < 0) return Outcome("unsupported", "check.c names no tensor of the kernel");
+  std::vector<runner::TensorSpec> specs;
+  for (const runner::HostTensor& h : host) specs.push_back(h.spec);
+  spec_json["check"] = FullCheck(r, specs);
   runner::RunSpec spec;
   std::string err;
   if (!runner::ParseRunSpec(spec_json, &spec, &err)) return Outcome("unsupported", err);
-  std::vector<runner::HostTensor> host;
-  std::vector<dsl::HostTensor> dts;
-  for (size_t i = 0; i < spec.tensors.size(); ++i) {
-    host.push_back(runner::MakeHostTensor(spec.tensors[i], seed, static_cast<int>(i)));
-    dsl::HostTensor d;
-    d.name = k->tensors[i].name;
-    d.dtype = k->tensors[i].dtype;
-    d.shape = spec.tensors[i].shape;
-    d.stride.assign(d.shape.size(), 1);
-    for (int e = static_cast<int>(d.shape.size()) - 2; e >= 0; --e)
-      d.stride[e] = d.stride[e + 1] * d.shape[e + 1];
-    d.data.resize(host.back().spec.elements());
-    for (int64_t e = 0; e < host.back().spec.elements(); ++e) d.data[e] = host.back().At(e);
-    dts.push_back(std::move(d));
+  runner::CheckResult cr = runner::CheckOutput(spec.check, host, host[oi], seed);
+  json res =
+      Outcome(cr.passed ? "ok" : "wrong", cr.passed ? "output matches the reference" : cr.message);
+  res["check"] = cr.ToJson();
+  res["max_abs_error"] = cr.max_abs_err;
+  if (!cr.passed && cr.first_bad_index >= 0)
+    res["counterexample"] = {{"tensor", out},
+                             {"index", cr.first_bad_index},
+                             {"got", cr.first_bad_got},
+                             {"want", cr.first_bad_want}};
+  return res;
+}
+
+json RunInterp(const CandidatePayload& r, const CandidateOptions& o, uint64_t seed) {
+  bool problem_check = r.check.value("op", "none") == "problem";
+  if (problem_check && (!o.reference.prepare || !o.reference.check))
+    return Outcome("unsupported",
+                   "this worker has no reference for check op 'problem' (it checks gemm, add, "
+                   "softmax, rmsnorm, attention); run the job where the planner's interpreter "
+                   "worker runs, or give a runner check op");
+  json failure;
+  auto inputs = InterpInputs(r, o, seed, &failure);
+  if (!inputs.ok())
+    return failure.is_null() ? Outcome("unsupported", std::string(inputs.status().message()))
+                             : failure;
+  if (!problem_check) {  // outputs start poisoned, as on a GPU
+    std::string out = r.check.value("c", "");
+    for (dsl::HostTensor& t : *inputs)
+      if (t.name == out) std::fill(t.data.begin(), t.data.end(), std::nan(""));
   }
-  dsl::LaunchArgs la;
-  la.dims = r.dims;
-  la.scalars = r.scalars;
-  dsl::RunStats stats;
-  absl::Status st = dsl::Run(*m, *k, la, &dts, &stats);
-  json res;
-  if (!st.ok()) {
-    std::string msg(st.message());
-    res = Outcome(msg.find("instruction budget") != std::string::npos ? "timeout" : "fault", msg);
+  InterpRun c = RunOnInterpreter(r.candidate, r.target, *inputs, "candidate.py");
+  if (!c.failure.is_null()) return c.failure;
+  json res = CheckInterp(r, o, *inputs, c.tensors, seed);
+  res["interp"] = {{"blocks", c.stats.blocks},
+                   {"instructions", c.stats.instructions},
+                   {"seconds", c.stats.seconds}};
+  if (res["outcome"] != "ok") return res;
+  double base = 0;
+  if (r.baseline.name == "kernel") {
+    InterpRun b = RunOnInterpreter(r.baseline.kernel, r.target, *inputs, "baseline.py");
+    if (!b.failure.is_null()) {
+      res = Outcome("baseline_error", absl::StrCat("baseline ", r.baseline.kernel.kernel, ": ",
+                                                   b.failure.value("outcome", ""), ": ",
+                                                   b.failure.value("message", "")));
+      return res;
+    }
+    base = static_cast<double>(b.stats.instructions);
+    res["baseline_name"] = "interp:" + r.baseline.kernel.kernel;
   } else {
-    int oi = -1;
-    for (size_t i = 0; i < host.size(); ++i)
-      if (host[i].spec.name == out) oi = static_cast<int>(i);
-    if (oi < 0) return Outcome("unsupported", "check.c names no tensor of the kernel");
-    for (int64_t e = 0; e < host[oi].spec.elements(); ++e)
-      SetElement(&host[oi], e, dts[oi].data[e]);
-    runner::CheckResult cr = runner::CheckOutput(spec.check, host, host[oi], seed);
-    res = Outcome(cr.passed ? "ok" : "wrong",
-                  cr.passed ? "output matches the reference" : cr.message);
-    res["check"] = cr.ToJson();
+    res["baseline_name"] = "none";  // a vendor library has no interpreter run
   }
-  res["interp"] = {
-      {"blocks", stats.blocks}, {"instructions", stats.instructions}, {"seconds", stats.seconds}};
+  SetCandidateTimes(&res, static_cast<double>(c.stats.instructions), base, "interp_instructions");
   return res;
 }
 
@@ -235,51 +407,151 @@ std::string Tail(const std::string& s, size_t n = 2000) {
   return s.size() <= n ? s : s.substr(s.size() - n);
 }
 
+// One kernel through codegen and an argus-runner child in `dir`: the
+// runner's result (outcomes pass through) plus the kernel's metadata.
+json RunOnGpu(const CandidatePayload& r, const KernelSpec& k, const CandidateOptions& o,
+              const std::string& dir, uint64_t seed, bool with_vendor_baseline) {
+  CandidatePayload rs = r;
+  rs.candidate = k;
+  rs.seed = seed;
+  if (!with_vendor_baseline) rs.baseline.name = "none";
+  auto spec = PrepareGpuRun(rs, dir);
+  if (!spec.ok()) return Outcome("unsupported", std::string(spec.status().message()));
+  json res;
+  std::string result_path = (fs::path(dir) / "result.json").string();
+  fs::remove(result_path);
+  ProcessOptions po;
+  po.argv = {o.runner_path, "--spec", (fs::path(dir) / "spec.json").string(), "--out", result_path};
+  if (!IsVendorBaseline(rs.baseline.name)) po.argv.push_back("--no-baseline");
+  po.timeout =
+      std::chrono::milliseconds(static_cast<int64_t>((r.timeout_s + o.watchdog_grace_s) * 1000));
+  auto pr = RunWithTimeout(po);
+  json runner = json::parse(ReadFile(result_path), nullptr, false);
+  bool have = !runner.is_discarded() && runner.is_object() && runner.contains("outcome");
+  if (!pr.ok()) {
+    res = Outcome("crash", absl::StrCat("cannot run ", o.runner_path, ": ", pr.status().message()));
+  } else if (pr->end == ProcessResult::End::kTimedOut) {
+    res = Outcome("timeout", absl::StrCat("runner killed by the watchdog after ",
+                                          static_cast<int>(po.timeout.count() / 1000), " s"));
+  } else if (have) {
+    res = Outcome(runner["outcome"].get<std::string>(), runner.value("message", ""));
+    res["runner"] = runner;
+    for (const char* key : {"check", "timing", "tflops", "gbps", "function"})
+      if (runner.contains(key)) res[key] = runner[key];
+  } else if (pr->end == ProcessResult::End::kSignaled) {
+    res = Outcome("crash", absl::StrCat("runner died of signal ", pr->signal,
+                                        " without a result; stderr: ", Tail(pr->stderr_text)));
+  } else {
+    res = Outcome("crash", absl::StrCat("runner exited ", pr->exit_code,
+                                        " without a result; stderr: ", Tail(pr->stderr_text)));
+  }
+  res["metadata"] = json::parse(
+      ReadFile((fs::path(dir) / (spec->at("kernel").at("symbol").get<std::string>() + ".json"))
+                   .string()),
+      nullptr, false);
+  return res;
+}
+
+double MedianMs(const json& runner_or_baseline) {
+  if (!runner_or_baseline.is_object() || !runner_or_baseline.contains("timing")) return 0;
+  return runner_or_baseline["timing"].value("median_ms", 0.0);
+}
+
+json RunGpu(const CandidatePayload& r, const CandidateOptions& o, uint64_t seed) {
+  if (r.check.value("op", "none") == "problem")
+    return Outcome("unsupported",
+                   "check op 'problem' has no GPU reference: the runner checks gemm, add, "
+                   "softmax, rmsnorm, attention");
+  std::string dir = o.work_dir;
+  if (dir.empty()) {
+    std::string tmpl = (fs::temp_directory_path() / "argus-candidate-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) return Outcome("crash", "cannot create a work directory");
+    dir = tmpl;
+  }
+  json res = RunOnGpu(r, r.candidate, o, dir, seed, true);
+  if (res.value("outcome", "") == "ok") {
+    double ours = MedianMs(res);
+    double base = 0;
+    if (IsVendorBaseline(r.baseline.name)) {
+      // Timed by the runner in the same process (a runner that does not know
+      // the library leaves it null: no speed-up, and the message says so).
+      const json& b = res["runner"]["baseline"];
+      res["baseline_name"] = b.is_object() ? b.value("name", r.baseline.name) : r.baseline.name;
+      base = MedianMs(b);
+      if (base <= 0)
+        res["message"] = absl::StrCat(
+            "baseline ", r.baseline.name, " not timed: ",
+            b.is_object() ? absl::StrCat(b.value("outcome", ""), " ", b.value("message", ""))
+                          : "this runner has no such baseline");
+    } else if (r.baseline.name == "kernel") {
+      fs::path bdir = fs::path(dir) / "baseline";
+      fs::create_directories(bdir);
+      json b = RunOnGpu(r, r.baseline.kernel, o, bdir.string(), seed, false);
+      res["baseline_name"] = "kernel:" + r.baseline.kernel.kernel;
+      if (b.value("outcome", "") != "ok") {
+        json out = Outcome("baseline_error",
+                           absl::StrCat("baseline ", r.baseline.kernel.kernel, ": ",
+                                        b.value("outcome", ""), ": ", b.value("message", "")));
+        out["runner"] = res["runner"];
+        res = out;
+      }
+      base = MedianMs(b);
+    } else {
+      res["baseline_name"] = "none";
+    }
+    if (res.value("outcome", "") == "ok") SetCandidateTimes(&res, ours, base, "ms");
+  }
+  if (!o.keep_files && o.work_dir.empty()) fs::remove_all(dir);
+  return res;
+}
+
+// The verification gate of a worker that requires it: null when the
+// candidate may run, else the `rejected` (or `verifier_unavailable`) result.
+json VerificationRefusal(const CandidatePayload& r, const CandidateOptions& o) {
+  if (!o.require_verification) return json();
+  if (!r.VerificationPassed()) {
+    json res = Outcome("rejected", r.verification.is_null()
+                                       ? "not verified: this worker runs only candidates the "
+                                         "verifier passed"
+                                       : "the verifier rejected this candidate");
+    if (!r.verification.is_null()) res["verifier"] = r.verification;
+    return res;
+  }
+  if (!o.verify) return json();
+  auto report = o.verify(r.candidate, r.target);
+  if (!report.ok()) return Outcome("verifier_unavailable", std::string(report.status().message()));
+  if (!report->value("verified", false)) {
+    json res = Outcome("rejected", "this worker's verifier does not pass the candidate");
+    res["verifier"] = *report;
+    return res;
+  }
+  return json();
+}
+
 }  // namespace
 
 absl::StatusOr<CandidateRequest> ParseCandidate(const std::string& payload) {
-  json j = json::parse(payload, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return absl::InvalidArgumentError("candidate payload is not a JSON object");
-  CandidateRequest r;
-  try {
-    r.source = j.at("source").get<std::string>();
-    r.kernel = j.value("kernel", "");
-    r.target = j.value("target", "sm_90a");
-    r.backend = j.value("backend", "");
-    if (j.contains("consts"))
-      for (auto& [k, v] : j["consts"].items())
-        r.consts[k] = v.is_string() ? v.get<std::string>() : v.dump();
-    if (j.contains("dims"))
-      for (auto& [k, v] : j["dims"].items()) r.dims[k] = v.get<int64_t>();
-    if (j.contains("scalars"))
-      for (auto& [k, v] : j["scalars"].items()) r.scalars[k] = v.get<double>();
-    r.check = j.value("check", json::object());
-    r.baseline = j.value("baseline", "none");
-    r.timing = j.value("timing", json::object());
-    r.seed = j.value("seed", uint64_t{0});
-    r.timeout_s = j.value("timeout_s", 20.0);
-  } catch (const json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("candidate payload: ", e.what()));
-  }
-  if (r.target != "sm_90a" && r.target != "gfx942")
-    return absl::InvalidArgumentError(absl::StrCat("unknown target '", r.target, "'"));
-  return r;
+  return ParseCandidatePayload(payload);
 }
 
 absl::StatusOr<json> PrepareGpuRun(const CandidateRequest& r, const std::string& dir) {
-  ASSIGN_OR_RETURN(dsl::ir::Module m, Front(r));
-  const dsl::ir::Function* k = Kernel(m, r.kernel);
-  if (!k) return absl::InvalidArgumentError(absl::StrCat("no kernel named '", r.kernel, "'"));
+  if (r.target == "interp")
+    return absl::InvalidArgumentError("target interp has no GPU artifact (sm_90a or gfx942)");
+  ASSIGN_OR_RETURN(dsl::ir::Module m, Front(r.candidate, r.target));
+  const dsl::ir::Function* k = Kernel(m, r.candidate.kernel);
+  if (!k)
+    return absl::InvalidArgumentError(absl::StrCat("no kernel named '", r.candidate.kernel, "'"));
   codegen::DslCompileOptions o;
   o.target = r.target;
   o.kernel = k->name;
-  o.consts = r.consts;
-  o.dims = r.dims;
-  ASSIGN_OR_RETURN(codegen::DslArtifacts a, codegen::CompileDslSource("candidate.py", r.source, o));
+  o.consts = r.candidate.constants;
+  o.dims = r.candidate.dims;
+  ASSIGN_OR_RETURN(codegen::DslArtifacts a,
+                   codegen::CompileDslSource("candidate.py", r.candidate.source, o));
   RETURN_IF_ERROR(codegen::WriteArtifacts(a, dir));
-  ASSIGN_OR_RETURN(std::vector<runner::TensorSpec> ts, Tensors(*k, r, r.check.value("c", "")));
-  json spec = SpecJson(r, *k, ts, FreshSeed(r.seed));
+  ASSIGN_OR_RETURN(std::vector<runner::TensorSpec> ts,
+                   Tensors(*k, r.candidate, r.check.value("c", "")));
+  json spec = SpecJson(r, r.candidate, *k, ts, FreshSeed(r.seed));
   spec["kernel"] = {
       {"artifact", a.metadata.artifact}, {"format", a.metadata.format},
       {"symbol", a.metadata.symbol},     {"grid", a.metadata.grid},
@@ -289,72 +561,32 @@ absl::StatusOr<json> PrepareGpuRun(const CandidateRequest& r, const std::string&
 }
 
 json RunCandidate(const CandidateRequest& r, const CandidateOptions& o) {
-  std::string backend = r.backend.empty() ? o.default_backend : r.backend;
+  // Target interp runs on the interpreter whatever the worker's default.
+  std::string backend =
+      r.target == "interp" ? "interp" : (r.backend.empty() ? o.default_backend : r.backend);
   uint64_t seed = FreshSeed(r.seed);
-  json res;
-  if (backend == "interp") {
-    res = RunInterp(r, seed);
-  } else if (backend != "gpu") {
-    res = Outcome("unsupported", absl::StrCat("unknown backend '", backend, "' (interp or gpu)"));
-  } else {
-    std::string dir = o.work_dir;
-    if (dir.empty()) {
-      std::string tmpl = (fs::temp_directory_path() / "argus-candidate-XXXXXX").string();
-      if (mkdtemp(tmpl.data()) == nullptr)
-        return Outcome("crash", "cannot create a work directory");
-      dir = tmpl;
-    }
-    CandidateRequest rs = r;
-    rs.seed = seed;
-    auto spec = PrepareGpuRun(rs, dir);
-    if (!spec.ok()) {
-      res = Outcome("unsupported", std::string(spec.status().message()));
-    } else {
-      std::string result_path = (fs::path(dir) / "result.json").string();
-      ProcessOptions po;
-      po.argv = {o.runner_path, "--spec", (fs::path(dir) / "spec.json").string(), "--out",
-                 result_path};
-      if (r.baseline == "none") po.argv.push_back("--no-baseline");
-      po.timeout = std::chrono::milliseconds(
-          static_cast<int64_t>((r.timeout_s + o.watchdog_grace_s) * 1000));
-      auto pr = RunWithTimeout(po);
-      json runner = json::parse(ReadFile(result_path), nullptr, false);
-      bool have = !runner.is_discarded() && runner.is_object() && runner.contains("outcome");
-      if (!pr.ok()) {
-        res = Outcome("crash",
-                      absl::StrCat("cannot run ", o.runner_path, ": ", pr.status().message()));
-      } else if (pr->end == ProcessResult::End::kTimedOut) {
-        res = Outcome("timeout", absl::StrCat("runner killed by the watchdog after ",
-                                              static_cast<int>(po.timeout.count() / 1000), " s"));
-      } else if (have) {
-        res = Outcome(runner["outcome"].get<std::string>(), runner.value("message", ""));
-        res["runner"] = runner;
-        for (const char* key : {"check", "timing", "ratio", "tflops", "gbps", "function"})
-          if (runner.contains(key)) res[key] = runner[key];
-      } else if (pr->end == ProcessResult::End::kSignaled) {
-        res = Outcome("crash", absl::StrCat("runner died of signal ", pr->signal,
-                                            " without a result; stderr: ", Tail(pr->stderr_text)));
-      } else {
-        res = Outcome("crash", absl::StrCat("runner exited ", pr->exit_code,
-                                            " without a result; stderr: ", Tail(pr->stderr_text)));
-      }
-      res["metadata"] = json::parse(
-          ReadFile((fs::path(dir) / (spec->at("kernel").at("symbol").get<std::string>() + ".json"))
-                       .string()),
-          nullptr, false);
-    }
-    if (!o.keep_files && o.work_dir.empty()) fs::remove_all(dir);
+  json res = VerificationRefusal(r, o);
+  if (res.is_null()) {
+    if (backend == "interp")
+      res = RunInterp(r, o, seed);
+    else if (backend == "gpu")
+      res = RunGpu(r, o, seed);
+    else
+      res = Outcome("unsupported", absl::StrCat("unknown backend '", backend, "' (interp or gpu)"));
   }
   res["backend"] = backend;
   res["target"] = r.target;
-  res["kernel"] = r.kernel;
+  res["kernel"] = r.candidate.kernel;
   res["seed"] = seed;
   return res;
 }
 
 absl::StatusOr<std::string> HandleCandidate(const std::string& payload, const CandidateOptions& o) {
   ASSIGN_OR_RETURN(CandidateRequest r, ParseCandidate(payload));
-  return RunCandidate(r, o).dump();
+  json res = RunCandidate(r, o);
+  if (res.value("outcome", "") == "verifier_unavailable")
+    return absl::UnavailableError(res.value("message", "the verifier is unavailable"));
+  return res.dump();
 }
 
 }  // namespace argus::worker

@@ -141,3 +141,163 @@ TEST_CASE("PrepareGpuRun writes the artifact and a spec the runner parses", "[ca
 
 }  // namespace
 }  // namespace argus::worker
+
+namespace argus::worker {
+namespace {
+
+json InterpGemm() {
+  json p = Payload("gemm_smem.py", "gemm_smem", {{"M", 32}, {"N", 32}, {"K", 64}}, Gemm());
+  p["target"] = "interp";
+  p["constants"] = {{"BM", 32}, {"BN", 32}, {"BK", 32}};
+  return p;
+}
+
+TEST_CASE("Candidate schema: a baseline kernel gives time, baseline_time and speedup",
+          "[candidate]") {
+  json p = InterpGemm();
+  json naive = Payload("gemm_naive.py", "gemm_naive", p["dims"], Gemm());
+  p["baseline"] = {{"name", "kernel"},
+                   {"source", naive["source"]},
+                   {"kernel", "gemm_naive"},
+                   {"dims", p["dims"]}};
+  json r = Run(p, CandidateOptions{});
+  INFO(r.dump());
+  REQUIRE(r["outcome"] == "ok");
+  CHECK(r["unit"] == "interp_instructions");
+  CHECK(r["baseline_name"] == "interp:gemm_naive");
+  double t = r["time"], b = r["baseline_time"];
+  CHECK(t > 0);
+  CHECK(b > 0);
+  CHECK(r["speedup"].get<double>() == Approx(b / t));  // > 1: faster than the baseline
+  CHECK(CandidateSpeedup(r) == Approx(b / t));
+  // Target interp runs on the interpreter even on a worker whose default is gpu.
+  CandidateOptions gpu_default;
+  gpu_default.default_backend = "gpu";
+  CHECK(Run(p, gpu_default)["backend"] == "interp");
+  // A baseline that does not run is a baseline_error, not a pass.
+  p["baseline"]["source"] = "def broken(:\n";
+  CHECK(Run(p, CandidateOptions{})["outcome"] == "baseline_error");
+}
+
+TEST_CASE("Candidate schema: bad payloads are refused with the key", "[candidate]") {
+  json p = InterpGemm();
+  p["consts"] = {{"BM", 32}};
+  auto r = HandleCandidate(p.dump(), CandidateOptions{});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("consts") != std::string::npos);
+  p = InterpGemm();
+  p["target"] = "sm_80";
+  CHECK(HandleCandidate(p.dump(), CandidateOptions{}).status().message().find("sm_80") !=
+        std::string::npos);
+  p = InterpGemm();
+  p["check"] = {{"op", "conv"}};
+  CHECK_FALSE(HandleCandidate(p.dump(), CandidateOptions{}).ok());
+  // The round trip keeps every field.
+  auto parsed = ParseCandidatePayload(InterpGemm().dump());
+  REQUIRE(parsed.ok());
+  auto again = ParseCandidatePayload(parsed->ToJson().dump());
+  REQUIRE(again.ok());
+  CHECK(again->ToJson() == parsed->ToJson());
+  CHECK(again->candidate.constants.at("BM") == "32");
+}
+
+TEST_CASE("Check op 'problem' needs a worker that has the problem's reference", "[candidate]") {
+  json p = InterpGemm();
+  p["check"] = {{"op", "problem"}, {"c", "C"}};
+  p["problem"] = {{"family", "gemm"}};
+  json r = Run(p, CandidateOptions{});
+  CHECK(r["outcome"] == "unsupported");
+  CHECK(r["message"].get<std::string>().find("no reference") != std::string::npos);
+  // Given one, the worker prepares inputs and checks through it.
+  CandidateOptions o;
+  int prepared = 0;
+  o.reference.prepare = [&](const json&, std::vector<dsl::HostTensor>*, uint64_t) {
+    ++prepared;
+    return absl::OkStatus();
+  };
+  o.reference.check = [](const json&, const std::vector<dsl::HostTensor>&,
+                         const std::vector<dsl::HostTensor>&) -> absl::StatusOr<json> {
+    return json{{"passed", false}, {"message", "C mismatch"}, {"counterexample", {{"index", 3}}}};
+  };
+  r = Run(p, o);
+  CHECK(prepared == 1);
+  CHECK(r["outcome"] == "wrong");
+  CHECK(r["counterexample"]["index"] == 3);
+}
+
+TEST_CASE("A worker that requires verification refuses unverified candidates", "[candidate]") {
+  CandidateOptions o;
+  o.require_verification = true;
+  json p = InterpGemm();
+  json r = Run(p, o);
+  CHECK(r["outcome"] == "rejected");
+  CHECK(r["message"].get<std::string>().find("not verified") != std::string::npos);
+  p["verification"] = {{"passed", false}, {"gate", "verifier"}};
+  r = Run(p, o);
+  CHECK(r["outcome"] == "rejected");
+  CHECK(r["verifier"]["gate"] == "verifier");
+  p["verification"] = {{"passed", true}, {"gate", "verifier"}};
+  CHECK(Run(p, o)["outcome"] == "ok");
+  // Its own verifier has the last word.
+  int asked = 0;
+  o.verify = [&](const KernelSpec& k, const std::string&) -> absl::StatusOr<json> {
+    ++asked;
+    CHECK(k.kernel == "gemm_smem");
+    CHECK(k.dims.at("K") == 64);
+    return json{{"verified", false}, {"findings", json::array({{{"check", "oob"}}})}};
+  };
+  r = Run(p, o);
+  CHECK(asked == 1);
+  CHECK(r["outcome"] == "rejected");
+  CHECK(r["verifier"]["findings"][0]["check"] == "oob");
+  // A verifier that cannot answer fails the task (it is handed out again),
+  // never records a result.
+  o.verify = [](const KernelSpec&, const std::string&) -> absl::StatusOr<json> {
+    return absl::UnavailableError("verifier down");
+  };
+  auto h = HandleCandidate(p.dump(), o);
+  REQUIRE_FALSE(h.ok());
+  CHECK(h.status().code() == absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace argus::worker
+
+namespace argus::worker {
+namespace {
+
+// The GPU path's result in the one schema, from stand-in runners that time
+// the candidate at 1 ms, a baseline kernel at 4 ms and cuBLAS at 0.5 ms.
+TEST_CASE("GPU backend: runner times become time, baseline_time and speedup", "[candidate]") {
+  std::string runner = Script("fake-runner-timed.sh", R"(spec=$2; out=$4
+if grep -q '"symbol": "gemm_naive"' "$spec"; then t=4.0; else t=1.0; fi
+echo "{\"outcome\":\"ok\",\"message\":\"\",\"timing\":{\"median_ms\":$t},\"ratio\":2.0,\
+\"baseline\":{\"name\":\"cublasGemmEx\",\"outcome\":\"ok\",\"timing\":{\"median_ms\":0.5}}}" > "$out")");
+  json p = Payload("gemm_smem.py", "gemm_smem", {{"M", 64}, {"N", 64}, {"K", 64}}, Gemm());
+  p["backend"] = "gpu";
+  json naive = Payload("gemm_naive.py", "gemm_naive", p["dims"], Gemm());
+  p["baseline"] = {{"name", "kernel"},
+                   {"source", naive["source"]},
+                   {"kernel", "gemm_naive"},
+                   {"dims", p["dims"]}};
+  CandidateOptions o;
+  o.runner_path = runner;
+  json r = Run(p, o);
+  INFO(r.dump());
+  REQUIRE(r["outcome"] == "ok");
+  CHECK(r["unit"] == "ms");
+  CHECK(r["time"] == 1.0);
+  CHECK(r["baseline_time"] == 4.0);
+  CHECK(r["speedup"] == 4.0);  // baseline / ours, never the runner's ours / baseline
+  CHECK(r["baseline_name"] == "kernel:gemm_naive");
+  CHECK(r["runner"]["ratio"] == 2.0);  // the runner's own JSON is kept as it was
+  p["baseline"] = "cublas";
+  r = Run(p, o);
+  REQUIRE(r["outcome"] == "ok");
+  CHECK(r["baseline_name"] == "cublasGemmEx");
+  CHECK(r["baseline_time"] == 0.5);
+  CHECK(r["speedup"] == 0.5);
+}
+
+}  // namespace
+}  // namespace argus::worker

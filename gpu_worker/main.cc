@@ -11,6 +11,7 @@
 #include "base/signals.h"
 #include "gpu_worker/daemon.h"
 #include "gpu_worker/device_claim.h"
+#include "gpu_worker/verifier_client.h"
 #include "spdlog/spdlog.h"
 
 int main(int argc, char** argv) {
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   int64_t device = -1;
   bool inventory_only = false;
   argus::worker::DialFiles dial;
+  std::string verifier;
   argus::FlagSet flags(
       "argus-worker",
       "--server HOST:PORT [flags]\n\nexample: argus-worker --server 127.0.0.1:7070");
@@ -40,6 +42,10 @@ int main(int argc, char** argv) {
   flags.String("tls_key", &dial.tls_key, "PEM private key of --tls_cert");
   flags.Int("max_task_ms", &options.max_task_ms,
             "run-time limit per task (candidate); past it the task fails (0: none)");
+  flags.String("verifier", &verifier,
+               "argus-verifier address (host:port): run only candidates it verifies (the "
+               "payload must say verified, and this worker re-verifies; it waits while the "
+               "service is down)");
   flags.Bool("inventory", &inventory_only, "print the inventory as JSON and exit");
   if (auto rc = argus::ParseDaemonFlags("argus-worker", flags, argc, argv)) return *rc;
   options.inventory.device_index = static_cast<int>(device);
@@ -83,6 +89,16 @@ int main(int argc, char** argv) {
       return 2;
     }
     claim = std::move(*c);
+  }
+  if (!verifier.empty()) {
+    argus::worker::VerifierClientOptions vo;
+    vo.address = verifier;
+    vo.max_wait_ms = 10 * 60'000;  // then the task fails and the server hands it out again
+    auto client = std::make_shared<argus::worker::VerifierClient>(vo);
+    options.candidate.require_verification = true;
+    options.candidate.verify = [client](const argus::worker::KernelSpec& k, const std::string&) {
+      return client->Verify(k);
+    };
   }
   argus::worker::WorkerDaemon daemon(options);
   argus::OnTerminationSignal([&daemon] { daemon.Stop(); });

@@ -76,22 +76,40 @@ absl::StatusOr<Instance> Instantiate(const kb::Template& t, const Config& c, con
   return in;
 }
 
+worker::KernelSpec KernelOf(const Instance& c) {
+  worker::KernelSpec k;
+  k.source = c.source;
+  k.kernel = c.kernel;
+  for (const auto& [name, v] : c.constants) k.constants[name] = std::to_string(v);
+  k.dims = c.dims;
+  return k;
+}
+
+worker::CandidatePayload MakePayload(const Instance& candidate, const Instance& baseline,
+                                     const Problem& p, const std::string& target,
+                                     const nlohmann::json& verification) {
+  worker::CandidatePayload w;
+  w.candidate = KernelOf(candidate);
+  w.target = target;
+  w.check = RunnerCheck(p);
+  w.problem = ToJson(p);
+  std::string vendor = BaselineName(p, target);
+  if (worker::IsVendorBaseline(vendor)) {
+    w.baseline.name = vendor;
+  } else {
+    w.baseline.name = "kernel";
+    w.baseline.kernel = KernelOf(baseline);
+  }
+  w.flops = Flops(p);
+  w.bytes = Bytes(p);
+  if (target != "interp") w.timing = {{"warmup", 10}, {"reps", 50}, {"flush_l2", true}};
+  w.verification = verification;
+  return w;
+}
+
 nlohmann::json Payload(const Instance& candidate, const Instance& baseline, const Problem& p,
-                       const std::string& target) {
-  return {{"source", candidate.source},
-          {"kernel", candidate.kernel},
-          {"constants", candidate.constants},
-          {"dims", candidate.dims},
-          {"target", target},
-          {"problem", ToJson(p)},
-          {"baseline_name", BaselineName(p, target)},
-          {"flops", Flops(p)},
-          {"bytes", Bytes(p)},
-          {"baseline",
-           {{"source", baseline.source},
-            {"kernel", baseline.kernel},
-            {"constants", baseline.constants},
-            {"dims", baseline.dims}}}};
+                       const std::string& target, const nlohmann::json& verification) {
+  return MakePayload(candidate, baseline, p, target, verification).ToJson();
 }
 
 std::string Diff(const Instance* parent, const Instance& child) {

@@ -4,7 +4,9 @@
 // A Config names a template and its knobs; Instantiate() checks the
 // template's requirements against the problem and fills its placeholders,
 // giving the source, kernel, constants and launch dims a worker runs.
-// Payload() is the JSON of a "candidate" task (docs/planner.md).
+// Payload() is the JSON of a "candidate" task in the one candidate schema
+// (gpu_worker/candidate_schema.h, docs/planner.md) that every worker backend
+// accepts.
 //
 // Thread safety: pure functions.
 #ifndef ARGUS_PLANNER_CANDIDATE_H_
@@ -15,6 +17,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "gpu_worker/candidate_schema.h"
 #include "kb/kb.h"
 #include "nlohmann/json.hpp"
 #include "planner/problems.h"
@@ -41,8 +44,17 @@ struct Instance {
 // FailedPrecondition naming the requirement when the config does not fit the problem.
 absl::StatusOr<Instance> Instantiate(const kb::Template& t, const Config& c, const Problem& p);
 
+// The kernel of an instance as the verifier and a worker take it.
+worker::KernelSpec KernelOf(const Instance& instance);
+
+// `baseline` is the family's KB baseline template, sent where the target
+// has no vendor library for the problem (BaselineName); `verification` is
+// the gate's report (GateReport::ToJson), null when none ran.
+worker::CandidatePayload MakePayload(const Instance& candidate, const Instance& baseline,
+                                     const Problem& p, const std::string& target,
+                                     const nlohmann::json& verification = nullptr);
 nlohmann::json Payload(const Instance& candidate, const Instance& baseline, const Problem& p,
-                       const std::string& target);
+                       const std::string& target, const nlohmann::json& verification = nullptr);
 
 // A line diff of two sources ("-old" / "+new" lines with line numbers) plus
 // the constants that changed.

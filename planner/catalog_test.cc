@@ -79,10 +79,79 @@ TEST_CASE("every catalog problem has templates that pass the reference check", "
         json r = RunInterp(*t, c, *p);
         INFO(r.dump());
         CHECK(r["outcome"] == "ok");
-        CHECK(r["ratio"].get<double>() > 0);
+        CHECK(r["speedup"].get<double>() > 0);
+        CHECK(r["speedup"].get<double>() ==
+              Approx(r["baseline_time"].get<double>() / r["time"].get<double>()));
+        // Where a runner reference computes the problem, a plain worker (no
+        // catalog: argus-worker --backend interp) checks the same payload.
+        json check = RunnerCheck(*p);
+        if (check["op"] != "problem") {
+          const kb::Template* base = nullptr;
+          for (const auto* x : TheKb().ForFamily(p->family))
+            if (x->baseline) base = x;
+          json payload = Payload(*Instantiate(*t, c, *p),
+                                 *Instantiate(*base, DefaultConfig(*base), *p), *p, "interp");
+          auto plain = worker::HandleCandidate(payload.dump(), worker::CandidateOptions{});
+          REQUIRE(plain.ok());
+          json pr = json::parse(*plain);
+          INFO("plain worker: " << pr.dump());
+          CHECK(pr["outcome"] == "ok");
+          CHECK(pr["speedup"].get<double>() > 0);
+        }
       }
     }
   }
+}
+
+// The payload of a GEMM on sm_90a is one a GPU worker takes: cuBLAS as the
+// baseline, the runner's gemm check, and it compiles into a run spec.
+TEST_CASE("an sm_90a GEMM payload is one the GPU worker accepts", "[planner]") {
+  auto p = MakeProblem("gemm", {{"M", 256}, {"N", 256}, {"K", 256}}, "bf16", {{"trans_b", "1"}});
+  REQUIRE(p.ok());
+  const kb::Template* t = TheKb().FindTemplate("gemm_smem");
+  const kb::Template* base = TheKb().FindTemplate("gemm_naive");
+  REQUIRE((t && base));
+  auto cand = Instantiate(*t, DefaultConfig(*t), *p);
+  REQUIRE(cand.ok());
+  json payload = Payload(*cand, *Instantiate(*base, DefaultConfig(*base), *p), *p, "sm_90a",
+                         json{{"passed", true}, {"gate", "verifier"}});
+  auto req = worker::ParseCandidatePayload(payload.dump());
+  REQUIRE(req.ok());
+  CHECK(req->baseline.name == "cublas");
+  CHECK(req->check["op"] == "gemm");
+  CHECK(req->check["b_layout"] == "nk");
+  CHECK(req->VerificationPassed());
+  std::string dir = std::string(ARGUS_BINARY_DIR) + "/planner-sm90a-payload";
+  auto spec = worker::PrepareGpuRun(*req, dir);
+  INFO(spec.status().ToString());
+  REQUIRE(spec.ok());
+  CHECK((*spec)["baseline"] == "cublas");
+  CHECK((*spec)["check"]["m"] == 256);
+  CHECK((*spec)["flops"].get<double>() == Approx(2.0 * 256 * 256 * 256));
+  // Problems the runner has no reference for say so instead of passing.
+  auto moe = MakeProblem("moe", FindFamily("moe")->interp_shape, "f32", {});
+  REQUIRE(moe.ok());
+  CHECK(RunnerCheck(*moe)["op"] == "problem");
+  // Attention on sm_90a is timed against PyTorch SDPA (the runner's helper);
+  // GQA has no runner check, so its baseline stays the KB template.
+  auto att = MakeProblem("attention", {{"B", 1}, {"H", 4}, {"S", 64}, {"D", 64}}, "bf16", {});
+  REQUIRE(att.ok());
+  CHECK(BaselineName(*att, "sm_90a") == "torch_sdpa");
+  const kb::Template* fa = TheKb().FindTemplate("flash_attention");
+  const kb::Template* an = TheKb().FindTemplate("attention_naive");
+  REQUIRE((fa && an));
+  auto ap = worker::ParseCandidatePayload(Payload(*Instantiate(*fa, DefaultConfig(*fa), *att),
+                                                  *Instantiate(*an, DefaultConfig(*an), *att), *att,
+                                                  "sm_90a")
+                                              .dump());
+  INFO(ap.status().ToString());
+  REQUIRE(ap.ok());
+  CHECK(ap->baseline.name == "torch_sdpa");
+  CHECK(ap->check["op"] == "attention");
+  auto gqa =
+      MakeProblem("attention", {{"B", 1}, {"H", 4}, {"HKV", 2}, {"S", 64}, {"D", 64}}, "bf16", {});
+  REQUIRE(gqa.ok());
+  CHECK(BaselineName(*gqa, "sm_90a") == "kb-baseline-template");
 }
 
 TEST_CASE("GQA attention and a wrong kernel are told apart by the reference", "[planner]") {

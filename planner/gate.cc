@@ -8,7 +8,13 @@
 namespace argus::planner {
 
 nlohmann::json GateReport::ToJson() const {
-  return {{"passed", passed}, {"gate", gate}, {"violations", violations}};
+  nlohmann::json j = {{"passed", passed}, {"gate", gate}, {"violations", violations}};
+  if (report.is_object()) {
+    for (const char* k : {"obligations", "proved", "seconds", "cached"})
+      if (report.contains(k)) j[k] = report[k];
+  }
+  if (waited_ms > 0) j["waited_ms"] = waited_ms;
+  return j;
 }
 
 GateReport CheckerGate::Check(const Instance& c, const std::string& target) {

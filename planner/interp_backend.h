@@ -1,15 +1,16 @@
-// planner/interp_backend.h: runs a "candidate" task on the reference
-// interpreter — the worker backend of machines without a GPU, and the one the
-// planner's tests use.
+// planner/interp_backend.h: the planner's interpreter worker — the worker's
+// own interpreter backend (gpu_worker/candidate.h) given the problem
+// catalog's reference semantics, for the embedded `argus tune` and the
+// planner's tests.
 //
-// The payload (docs/planner.md) holds the candidate and the baseline kernel.
-// Both run on the same random inputs; the candidate's outputs are checked
-// against the problem's reference semantics (problems.h). The interpreter
-// has no clock worth timing, so "time" is its deterministic cost: the number
-// of instructions executed (unit "interp_instructions"); ratio =
-// baseline / candidate, like a GPU's speed-up. Outcomes: ok, wrong (with the
-// first mismatching element as a counterexample), compile_error,
-// runtime_error (out of bounds, divergent barrier, runaway loop, ...).
+// Payloads are the one candidate schema (gpu_worker/candidate_schema.h).
+// With check op "problem" the inputs get the problem's valid values
+// (PrepareInputs: e.g. expert ids) and the outputs are checked against
+// problems.h's Reference() with ToleranceFor() (the first mismatching element
+// is the counterexample); runner check ops use runner_core's references, as
+// on any worker. The baseline kernel runs on the same inputs; "time" is the
+// interpreted instruction count (unit "interp_instructions"), "speedup" =
+// baseline_time / time.
 //
 // Thread safety: reentrant.
 #ifndef ARGUS_PLANNER_INTERP_BACKEND_H_
@@ -18,9 +19,17 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "gpu_worker/candidate.h"
 #include "gpu_worker/daemon.h"
 
 namespace argus::planner {
+
+// The problem catalog as a worker's ProblemReference.
+worker::ProblemReference CatalogReference();
+
+// Worker options of the planner's interpreter worker (interp backend,
+// CatalogReference).
+worker::CandidateOptions InterpCandidateOptions();
 
 // A bad payload is an error status; a bad kernel is an ok result JSON whose
 // outcome says what went wrong.

@@ -8,6 +8,7 @@
 #include "base/status.h"
 #include "nlohmann/json.hpp"
 #include "planner/policy.h"
+#include "planner/verifier_gate.h"
 #include "spdlog/spdlog.h"
 
 namespace argus::planner {
@@ -41,15 +42,26 @@ std::optional<Step> StepFromRow(const server::JobStore::StepRow& row) {
   s.why = d.value("why", "");
   s.outcome = d.value("outcome", json::object()).value("outcome", "");
   s.message = d.value("outcome", json::object()).value("message", "");
-  s.ratio = d.value("outcome", json::object()).value("ratio", 0.0);
+  // The speed-up over the baseline (baseline_time / time); rows written
+  // before the candidate schema called the same number "ratio".
+  const json o = d.value("outcome", json::object());
+  s.ratio = o.contains("speedup") ? worker::CandidateSpeedup(o) : o.value("ratio", 0.0);
   s.violations = d.value("verifier", json::object()).value("violations", json::array()).size();
   return s;
+}
+
+std::unique_ptr<CandidateGate> DefaultGate(const PlannerOptions& o) {
+  if (o.verifier_address.empty()) return std::make_unique<VerifierGate>();
+  worker::VerifierClientOptions vo;
+  vo.address = o.verifier_address;
+  vo.max_wait_ms = 0;  // wait for the service as long as it takes; Shutdown ends the wait
+  return std::make_unique<RemoteVerifierGate>(vo);
 }
 
 }  // namespace
 
 Planner::Planner(server::JobStore* store, PlannerOptions options)
-    : store_(store), options_(std::move(options)), gate_(std::make_unique<CheckerGate>()) {}
+    : store_(store), options_(std::move(options)), gate_(DefaultGate(options_)) {}
 
 Planner::~Planner() { Shutdown(); }
 
@@ -108,6 +120,7 @@ absl::Status Planner::ResumeUnfinished() {
 
 void Planner::Shutdown() {
   stopping_.store(true);
+  if (gate_) gate_->Stop();
   std::map<std::string, std::thread> threads;
   {
     std::lock_guard lock(mu_);
@@ -262,22 +275,28 @@ absl::Status Planner::RunJob(const std::string& job_id) {
                         {"action", l.action},
                         {"config", l.config.Key()},
                         {"outcome", l.outcome},
-                        {"ratio", l.ratio},
+                        {"speedup", l.ratio},
+                        {"ratio", l.ratio},  // = speedup, for readers of the old key
                         {"message", l.message}});
     }
     out["recent"] = recent;
     if (!trajectory.empty()) {
       const Step& l = trajectory.back();
       out["last"] = {{"step", l.step},       {"action", l.action}, {"config", l.config.Key()},
-                     {"outcome", l.outcome}, {"ratio", l.ratio},   {"message", l.message}};
+                     {"outcome", l.outcome}, {"speedup", l.ratio}, {"ratio", l.ratio},
+                     {"message", l.message}};
     }
     if (best) {
       const kb::Template* t = kb_.FindTemplate(best->config.template_id);
       auto inst = Instantiate(*t, best->config, p);
       if (auto it = instances.find(best->candidate_id); it != instances.end()) inst = it->second;
-      out["best"] = {{"candidate_id", best->candidate_id}, {"step", best->step},
-                     {"config", best->config.ToJson()},    {"ratio", best->ratio},
-                     {"invariants", t->invariants},        {"kernel", t->kernel}};
+      out["best"] = {{"candidate_id", best->candidate_id},
+                     {"step", best->step},
+                     {"config", best->config.ToJson()},
+                     {"speedup", best->ratio},
+                     {"ratio", best->ratio},  // = speedup, for readers of the old key
+                     {"invariants", t->invariants},
+                     {"kernel", t->kernel}};
       if (inst.ok()) {
         out["best"]["source"] = inst->source;
         out["best"]["constants"] = inst->constants;
@@ -316,6 +335,12 @@ absl::Status Planner::RunJob(const std::string& job_id) {
     step.technique = prop->technique;
     step.why = prop->why;
     GateReport report = gate_->Check(*inst, target);
+    if (report.unavailable) {
+      // The verifier service stopped answering and the wait was ended
+      // (shutdown): nothing is recorded; the step is redone on resume.
+      if (stopping_.load()) return absl::OkStatus();
+      continue;
+    }
     step.violations = static_cast<int>(report.violations.size());
     json outcome;
     if (!report.passed) {
@@ -323,7 +348,8 @@ absl::Status Planner::RunJob(const std::string& job_id) {
       step.message = report.violations.empty() ? "" : report.violations[0].value("message", "");
       outcome = {{"outcome", "rejected"}, {"message", step.message}};
     } else {
-      server::NewTask task{"candidate", Payload(*inst, *baseline, p, target).dump(),
+      server::NewTask task{"candidate",
+                           Payload(*inst, *baseline, p, target, report.ToJson()).dump(),
                            target == "interp" ? "interp" : target, false};
       ASSIGN_OR_RETURN(std::string task_id, store_->AddTask(job_id, task, NowMs()));
       int64_t deadline = NowMs() + options_.task_timeout_ms;
@@ -353,7 +379,7 @@ absl::Status Planner::RunJob(const std::string& job_id) {
       }
       step.outcome = outcome.value("outcome", "bad_result");
       step.message = outcome.value("message", "");
-      step.ratio = step.outcome == "ok" ? outcome.value("ratio", 0.0) : 0.0;
+      step.ratio = worker::CandidateSpeedup(outcome);
     }
     int parent_violations = 0;
     const Instance* parent_inst = nullptr;
@@ -371,9 +397,29 @@ absl::Status Planner::RunJob(const std::string& job_id) {
                    {"outcome", outcome},
                    {"reward", {{"outcome", step.ratio}, {"process", process_reward}}}};
     if (!prop->source.empty()) detail["source"] = inst->source;
-    RETURN_IF_ERROR(store_->AddCandidate(
-        step.candidate_id, job_id, step.parent_id, inst->source,
-        json({{"config", step.config.ToJson()}, {"constants", inst->constants}}).dump(), NowMs()));
+    // The candidate's row as the dashboard reads it (docs/dashboard.md):
+    // verdict, speed-up, the verifier's located diagnostics.
+    json cand = {{"config", step.config.ToJson()},
+                 {"constants", inst->constants},
+                 {"action", step.action},
+                 {"verdict", step.outcome == "rejected" ? "rejected"
+                             : step.outcome == "ok"     ? "measured"
+                                                        : "failed"}};
+    if (step.outcome == "ok") cand["speedup"] = step.ratio;
+    if (!report.violations.empty()) {
+      json diags = json::array();
+      for (const json& v : report.violations) {
+        json d = {{"file", absl::StrCat(inst->kernel, ".py")},
+                  {"line", v.value("line", 0)},
+                  {"col", v.value("col", 0)},
+                  {"message", v.value("message", "")}};
+        if (v.contains("counterexample")) d["counterexample"] = v["counterexample"];
+        diags.push_back(d);
+      }
+      cand["diagnostics"] = diags;
+    }
+    RETURN_IF_ERROR(store_->AddCandidate(step.candidate_id, job_id, step.parent_id, inst->source,
+                                         cand.dump(), NowMs()));
     RETURN_IF_ERROR(store_->AddTrajectoryStep(job_id, step.step, step.candidate_id, step.action,
                                               detail.dump(), step.ratio, NowMs()));
     instances[step.candidate_id] = *inst;

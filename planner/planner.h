@@ -2,17 +2,14 @@
 //
 // For each tune job: state = the problem plus its trajectory so far; the
 // policy proposes an action (policy.h); the candidate is instantiated, goes
-// through the gate (gate.h) and, if it passes, to a worker as a "candidate"
-// task of the job (payload in docs/planner.md); the driver waits for the
-// result. Outcome reward = the speed-up over the baseline measured in the
-// same run; process reward = gate violations removed relative to the parent.
-// Every step (parent, action, source diff, gate report, runtime outcome,
-// reward) is committed to SQLite — a candidates row and a trajectory_steps
-// row — before the next step starts; the job's progress summary follows
-// each step. The driver finishes the job (the store does not): succeeded
-// with the best kernel, or failed with the reason. After a restart,
-// ResumeUnfinished() continues unfinished tune jobs from their stored
-// trajectory.
+// through the gate (gate.h; the verifier, verifier_gate.h) and, if it passes, to a worker as a
+// "candidate" task of the job (payload in docs/planner.md); the driver waits for the result.
+// Outcome reward = the speed-up over the baseline measured in the same run; process reward = gate
+// violations removed relative to the parent. Every step (parent, action, source diff, gate report,
+// runtime outcome, reward) is committed to SQLite — a candidates row and a trajectory_steps row —
+// before the next step starts; the job's progress summary follows each step. The driver finishes
+// the job (the store does not): succeeded with the best kernel, or failed with the reason. After a
+// restart, ResumeUnfinished() continues unfinished tune jobs from their stored trajectory.
 //
 // Memory: before the first step the driver retrieves configs from finished
 // tune jobs of the same family, dtype, options and target whose shapes are
@@ -49,6 +46,10 @@ struct PlannerOptions {
   int64_t task_timeout_ms = 10 * 60'000;
   bool use_memory = true;
   LlmOptions llm;  // defaults for jobs with policy "llm" (the spec may name endpoint and model)
+  // The gate: "" = the argus_verifier library in-process (VerifierGate);
+  // host:port = the argus-verifier service (RemoteVerifierGate; jobs wait
+  // while it is down). SetGate replaces either.
+  std::string verifier_address;
 };
 
 class Planner {

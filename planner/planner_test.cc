@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -56,7 +57,7 @@ int StepsToReach(server::JobStore* store, const std::string& job, double target_
 }
 
 double BestRatio(const v1::Job& job) {
-  return json::parse(job.result_json())["best"]["ratio"].get<double>();
+  return json::parse(job.result_json())["best"]["speedup"].get<double>();
 }
 
 TEST_CASE("a tune job runs verified candidates on a worker and records every step", "[planner]") {
@@ -67,7 +68,7 @@ TEST_CASE("a tune job runs verified candidates on a worker and records every ste
   json r = json::parse(job.result_json());
   CHECK(r["tried"].get<int>() == 8);
   CHECK(r["target"] == "interp");
-  CHECK(r["best"]["ratio"].get<double>() >= 1.0);  // at least the baseline template itself
+  CHECK(r["best"]["speedup"].get<double>() >= 1.0);  // at least the baseline template itself
   CHECK(!r["best"]["source"].get<std::string>().empty());
   CHECK(!r["best"]["invariants"].empty());
   auto rows = *s.store()->ListTrajectory(job.id());
@@ -81,8 +82,13 @@ TEST_CASE("a tune job runs verified candidates on a worker and records every ste
       CHECK(d.contains(key));
     }
     CHECK(d["verifier"]["passed"] == true);
+    CHECK(d["verifier"]["gate"] == "verifier");  // the Z3 verifier, in-process
+    CHECK(d["verifier"]["obligations"].get<int>() > 0);
     CHECK(d["outcome"]["outcome"] == "ok");
-    CHECK(row.reward == Approx(d["outcome"]["ratio"].get<double>()));
+    // speed-up = baseline_time / time, the worker's raw times kept beside it
+    CHECK(row.reward == Approx(d["outcome"]["speedup"].get<double>()));
+    CHECK(row.reward ==
+          Approx(d["outcome"]["baseline_time"].get<double>() / d["outcome"]["time"].get<double>()));
     if (row.action == "knob") {
       saw_knob = true;
       CHECK(!d["parent"].get<std::string>().empty());
@@ -90,6 +96,64 @@ TEST_CASE("a tune job runs verified candidates on a worker and records every ste
     }
   }
   CHECK(saw_knob);
+}
+
+// The verifier is the gate: a KB whose gemm templates include a seeded bug
+// from tests/verifier/bugs. That candidate is rejected before any worker
+// sees it, its counterexample stored with the step and the candidate; the
+// clean templates run.
+TEST_CASE("the verifier gate rejects a seeded bug with its counterexample; clean ones run",
+          "[planner]") {
+  const std::string src = ARGUS_SOURCE_DIR;
+  fs::path kb = fs::temp_directory_path() / "argus_planner_test_seeded_kb";
+  fs::remove_all(kb);
+  fs::copy(src + "/kb", kb, fs::copy_options::recursive);
+  fs::copy_file(src + "/tests/verifier/bugs/wrong_tile_offset.py", kb / "templates/gemm_seeded.py");
+  json t = json::parse(std::ifstream(kb / "templates/gemm_mma.json"));
+  t["id"] = "gemm_seeded";
+  t["source"] = "gemm_seeded.py";
+  std::ofstream(kb / "templates/gemm_seeded.json") << t.dump(2);
+  PlannerOptions po;
+  po.kb_dir = kb.string();
+  po.use_memory = false;
+  Stack s("seeded", po);
+  v1::JobSpec spec = GemmSpec(128, 128, 128, 6);
+  spec.mutable_problem()->set_dtype("bf16");
+  v1::Job job = s.Tune(spec);
+  INFO(job.error() << " " << job.result_json());
+  REQUIRE(job.state() == v1::JOB_STATE_SUCCEEDED);
+  bool seeded = false, clean_mma = false;
+  auto rows = *s.store()->ListTrajectory(job.id());
+  for (const auto& row : rows) {
+    json d = json::parse(row.detail_json);
+    std::string tmpl = d["config"]["template"];
+    INFO(tmpl << ": " << d.dump());
+    if (tmpl == "gemm_seeded") {
+      seeded = true;
+      CHECK(d["outcome"]["outcome"] == "rejected");
+      CHECK(row.reward == 0);
+      CHECK(d["verifier"]["passed"] == false);
+      json v;
+      for (const json& x : d["verifier"]["violations"])
+        if (x["kind"] == "tag_assert" && v.is_null()) v = x;
+      REQUIRE(v.is_object());
+      CHECK(v["line"] == 38);
+      CHECK(v["counterexample"]["expected"].get<std::string>().find("A(") == 0);
+      CHECK(v["counterexample"]["actual"].get<std::string>().find("A(") == 0);
+      CHECK(v["message"].get<std::string>().find("iteration k=") != std::string::npos);
+      // No task was made for it: the worker never saw it.
+    } else if (tmpl == "gemm_mma") {
+      clean_mma = true;
+      CHECK(d["verifier"]["passed"] == true);
+      CHECK(d["outcome"]["outcome"] == "ok");
+    }
+  }
+  CHECK(seeded);
+  CHECK(clean_mma);
+  // The dashboard's view of the rejected candidate: verdict and diagnostics.
+  auto tasks = *s.store()->CountRows("tasks");
+  auto cands = *s.store()->CountRows("candidates");
+  CHECK(tasks < cands);  // rejected candidates never became tasks
 }
 
 TEST_CASE("bad tune requests are refused with a reason", "[planner]") {

@@ -471,11 +471,40 @@ double Bytes(const Problem& p) {
   return d("R") * d("N") * (e + 4) + d("N") * e * (f == "layernorm" ? 2 : 1);
 }
 
+nlohmann::json RunnerCheck(const Problem& p) {
+  const std::string& f = p.family;
+  auto opt = [&](const char* name) {
+    auto it = p.options.find(name);
+    return it == p.options.end() ? std::string("0") : it->second;
+  };
+  bool runner_dtype = p.dtype == "f32" || p.dtype == "f16" || p.dtype == "bf16";
+  if (runner_dtype) {
+    if (f == "gemm" && opt("trans_a") == "0")
+      return {{"op", "gemm"},
+              {"a", "A"},
+              {"b", "B"},
+              {"c", "C"},
+              {"b_layout", opt("trans_b") == "1" ? "nk" : "kn"}};
+    if (f == "softmax") return {{"op", "softmax"}, {"a", "X"}, {"c", "Y"}};
+    if (f == "rmsnorm")
+      return {{"op", "rmsnorm"}, {"a", "X"}, {"b", "W"}, {"c", "Y"}, {"eps", 1e-6}};
+    if (f == "elementwise" && opt("op") == "add")
+      return {{"op", "add"}, {"a", "X"}, {"b", "Y"}, {"c", "Z"}};
+    if (f == "attention" && p.shape.at("HKV") == p.shape.at("H"))
+      return {{"op", "attention"}, {"a", "Q"}, {"b", "K"},
+              {"d", "V"},          {"c", "O"}, {"causal", opt("causal") == "1"}};
+  }
+  const Family* fam = FindFamily(f);
+  return {{"op", "problem"}, {"c", fam && !fam->outputs.empty() ? fam->outputs[0] : ""}};
+}
+
 std::string BaselineName(const Problem& p, const std::string& target) {
   bool nv = target == "sm_90a", amd = target == "gfx942";
   if ((p.family == "gemm" || p.family == "batched_gemm") && (nv || amd)) {
     return nv ? "cublas" : "hipblaslt";
   }
+  // PyTorch SDPA, timed by the runner's helper next to its attention check.
+  if (p.family == "attention" && nv && p.shape.at("HKV") == p.shape.at("H")) return "torch_sdpa";
   // Elsewhere the baseline is the family's KB baseline template, timed on the same worker.
   return "kb-baseline-template";
 }

@@ -65,7 +65,15 @@ std::string Describe(const Problem& p);  // "gemm M=64 N=64 K=64 bf16 trans_b=1"
 
 double Flops(const Problem& p);
 double Bytes(const Problem& p);
-// The vendor (or KB) baseline a worker of `target` times next to a candidate.
+// The output check of a candidate payload (gpu_worker/candidate_schema.h): a
+// runner_core reference op where one computes this problem's semantics
+// (gemm without trans_a, softmax, rmsnorm, elementwise add, attention
+// without GQA; f32/f16/bf16), else {"op": "problem"} — the reference below,
+// which only the planner's interpreter worker has.
+nlohmann::json RunnerCheck(const Problem& p);
+// The vendor (or KB) baseline a worker of `target` times next to a candidate:
+// cublas / hipblaslt for GEMMs, torch_sdpa for attention (no GQA) on sm_90a,
+// else the family's KB baseline template.
 std::string BaselineName(const Problem& p, const std::string& target);
 
 // Names a KB expression may use: the shape dims and the numeric options.

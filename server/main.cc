@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
   flags.String("tls_cert", &options.tls_cert, "PEM certificate: serve TLS");
   flags.String("tls_key", &options.tls_key, "PEM private key of --tls_cert");
   flags.String("tls_ca", &options.tls_ca, "PEM CA: require client certificates it signed (mTLS)");
+  flags.String("verifier", &options.planner.verifier_address,
+               "argus-verifier address (host:port) that gates tune jobs' candidates; tune jobs "
+               "wait while it is down (empty: the verifier library in-process)");
   int64_t max_source = options.max_source_bytes, max_candidates = options.max_candidates;
   flags.Int("max_source_bytes", &max_source, "largest JobSpec.source accepted");
   flags.Int("max_candidates", &max_candidates, "largest JobSpec.max_candidates accepted");

@@ -5,7 +5,8 @@
 // handler runs the reference interpreter; such runs are labelled interp and
 // use a small shape. With --server it submits the job and watches it. Either
 // way it streams the planner's progress and ends with the best kernel's
-// source, its invariants, the artifact path and the measured ratio.
+// source, its invariants, the artifact path and the measured speed-up
+// (baseline time / ours).
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -75,17 +76,20 @@ int TuneFail(const std::string& verb, const absl::Status& st) {
   return ExitCodeFor(st);
 }
 
+// A step's speed-up over the baseline (baseline time / ours; > 1 is faster).
+double Speedup(const json& j) { return j.value("speedup", j.value("ratio", 0.0)); }
+
 // Prints the steps of the progress summary `r` after step `*printed`.
 void PrintSteps(const json& r, int* printed) {
   if (!r.contains("recent")) return;
-  double best = r.contains("best") ? r["best"].value("ratio", 0.0) : 0.0;
+  double best = r.contains("best") ? Speedup(r["best"]) : 0.0;
   for (const json& l : r["recent"]) {
     int step = l.value("step", 0);
     if (step <= *printed) continue;
     *printed = step;
     std::string what = l.value("outcome", "");
     if (what == "ok") {
-      what = absl::StrFormat("ok, ratio %.3f", l.value("ratio", 0.0));
+      what = absl::StrFormat("ok, speed-up %.3fx", Speedup(l));
     } else if (!l.value("message", "").empty()) {
       std::string m = l.value("message", "");
       what = absl::StrCat(what, ": ", m.substr(0, m.find('\n')));
@@ -93,7 +97,7 @@ void PrintSteps(const json& r, int* printed) {
     std::cout << absl::StrFormat("[%d] %-10s %-40s %s\n", step, l.value("action", ""),
                                  l.value("config", ""), what);
   }
-  std::cout << absl::StrFormat("    best %.3f (tried %d, verified %d, rejected %d)\n", best,
+  std::cout << absl::StrFormat("    best %.3fx (tried %d, verified %d, rejected %d)\n", best,
                                r.value("tried", 0), r.value("verified", 0), r.value("rejected", 0));
 }
 
@@ -244,9 +248,10 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
               << b.value("source", "") << "\ninvariants:\n";
     for (const auto& inv : b["invariants"]) std::cout << "  - " << inv.get<std::string>() << "\n";
     std::cout << absl::StrFormat(
-        "ratio to baseline (%s%s): %.3f%s\nartifact: %s\n", r.value("baseline_name", ""),
-        r.value("target", "") == "interp" ? ", interp instruction count" : "",
-        b.value("ratio", 0.0), r.value("target", "") == "interp" ? " (interp)" : "", artifact);
+        "speed-up over the baseline (%s%s; baseline time / ours): %.3fx%s\nartifact: %s\n",
+        r.value("baseline_name", ""),
+        r.value("target", "") == "interp" ? ", interp instruction count" : "", Speedup(b),
+        r.value("target", "") == "interp" ? " (interp)" : "", artifact);
   }
   if (done->state() != v1::JOB_STATE_SUCCEEDED) {
     std::cerr << "argus tune: job " << done->id() << " " << v1::JobState_Name(done->state()) << ": "

@@ -27,14 +27,44 @@ Harness::Harness() {
 Harness::~Harness() {
   for (auto& w : workers_) w.Kill(SIGKILL);
   server_.Kill(SIGKILL);
+  verifier_.Kill(SIGKILL);
 }
 
-std::string Harness::ServerLog() const {
-  std::ifstream in(dir_ + "/server-" + std::to_string(server_starts_) + ".log");
+std::string Harness::Log(const std::string& name) const {
+  std::ifstream in(dir_ + "/" + name);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
+
+std::string Harness::ServerLog() const {
+  return Log("server-" + std::to_string(server_starts_) + ".log");
+}
+
+std::string Harness::StartVerifier(const std::string& listen) {
+  ++verifier_starts_;
+  std::string log = "verifier-" + std::to_string(verifier_starts_) + ".log";
+  auto child = Child::Start({Bin("argus-verifier"), "--listen", listen}, dir_ + "/" + log);
+  REQUIRE(child.ok());
+  verifier_ = std::move(*child);
+  const std::string marker = "listening on ";
+  std::string address;
+  bool up = WaitFor(
+      [&] {
+        std::string text = Log(log);
+        auto pos = text.find(marker);
+        auto end = pos == std::string::npos ? pos : text.find('\n', pos);
+        if (end == std::string::npos) return false;
+        address = text.substr(pos + marker.size(), end - pos - marker.size());
+        return true;
+      },
+      20'000);
+  INFO("verifier log:\n" << Log(log));
+  REQUIRE(up);
+  return address;
+}
+
+void Harness::KillVerifier(int sig) { verifier_.Kill(sig); }
 
 void Harness::StartServer(const std::vector<std::string>& extra, const std::string& listen) {
   ++server_starts_;

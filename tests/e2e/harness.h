@@ -31,6 +31,11 @@ class Harness {
   void StartServer(const std::vector<std::string>& extra_flags = {},
                    const std::string& listen = "127.0.0.1:0");
   void KillServer(int sig);
+  // Starts argus-verifier on `listen` (default: a free loopback port; give
+  // the previous address to restart it there) and waits until it listens.
+  // Returns its address.
+  std::string StartVerifier(const std::string& listen = "127.0.0.1:0");
+  void KillVerifier(int sig);
   // Starts a worker; returns its index.
   int StartWorker(const std::vector<std::string>& extra_flags = {});
   void KillWorker(int index, int sig);
@@ -43,6 +48,7 @@ class Harness {
   // Waits until `pred` is true, polling; returns false on timeout.
   static bool WaitFor(const std::function<bool()>& pred, int timeout_ms);
   std::string ServerLog() const;
+  std::string Log(const std::string& name) const;  // a file in dir()
 
   static std::string Bin(const std::string& name);
 
@@ -54,6 +60,8 @@ class Harness {
   std::string address_;
   Child server_;
   int server_starts_ = 0;
+  Child verifier_;
+  int verifier_starts_ = 0;
   std::vector<Child> workers_;
 };
 

@@ -1,0 +1,120 @@
+// The verifier gates against a real argus-verifier service (VerifierServer
+// on loopback) and in-process: a seeded bug from tests/verifier/bugs is
+// refuted with its counterexample by both, a clean kernel passes; a worker
+// that requires verification refuses the bug even when the payload claims it
+// passed; an unreachable service makes the gate wait until it is back.
+#include "planner/verifier_gate.h"
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "gpu_worker/candidate.h"
+#include "verifier/service.h"
+
+namespace argus::planner {
+namespace {
+
+using nlohmann::json;
+
+std::string Read(const std::string& rel) {
+  std::ifstream in(std::string(ARGUS_SOURCE_DIR) + "/" + rel);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Instance Gemm(const std::string& file) {
+  Instance c;
+  c.source = Read(file);
+  c.kernel = "gemm_mma";
+  c.dims = {{"M", 4096}, {"N", 4096}, {"K", 4096}};
+  return c;
+}
+
+const json* Find(const GateReport& r, const std::string& kind) {
+  for (const json& v : r.violations)
+    if (v.value("kind", "") == kind) return &v;
+  return nullptr;
+}
+
+TEST_CASE("the remote and in-process verifier gates refute a seeded bug and pass a clean kernel",
+          "[planner][verifier]") {
+  verifier::VerifierServer server({});
+  auto address = server.Start();
+  REQUIRE(address.ok());
+  worker::VerifierClientOptions vo;
+  vo.address = *address;
+  RemoteVerifierGate remote(vo);
+  VerifierGate local;
+  Instance bug = Gemm("tests/verifier/bugs/wrong_tile_offset.py");
+  for (CandidateGate* gate : std::initializer_list<CandidateGate*>{&remote, &local}) {
+    GateReport r = gate->Check(bug, "interp");
+    INFO(r.ToJson().dump());
+    CHECK_FALSE(r.passed);
+    CHECK_FALSE(r.unavailable);
+    const json* v = Find(r, "tag_assert");
+    REQUIRE(v != nullptr);
+    CHECK((*v)["line"] == 38);
+    CHECK((*v)["counterexample"]["expected"].get<std::string>().find("A(") == 0);
+    CHECK((*v)["message"].get<std::string>().find("found A(") != std::string::npos);
+    CHECK(r.ToJson()["obligations"].get<int>() > 0);
+    GateReport ok = gate->Check(Gemm("examples/gemm_mma.py"), "interp");
+    INFO(ok.ToJson().dump());
+    CHECK(ok.passed);
+  }
+  CHECK(remote.Check(bug, "interp").gate == "verifier@" + *address);
+
+  // A worker with this verifier refuses the bug even if the payload says it
+  // passed: its own verifier has the last word.
+  worker::VerifierClient client(vo);
+  worker::CandidateOptions o;
+  o.require_verification = true;
+  o.verify = [&](const worker::KernelSpec& k, const std::string&) { return client.Verify(k); };
+  worker::CandidatePayload p;
+  p.candidate = KernelOf(bug);
+  p.check = {{"op", "gemm"}, {"a", "A"}, {"b", "B"}, {"c", "C"}, {"b_layout", "kn"}};
+  p.verification = {{"passed", true}, {"gate", "forged"}};
+  json r = json::parse(*worker::HandleCandidate(p.ToJson().dump(), o));
+  CHECK(r["outcome"] == "rejected");
+  CHECK(r["verifier"]["verified"] == false);
+  server.Stop();
+}
+
+TEST_CASE("the remote gate waits while the service is down and goes on when it is back",
+          "[planner][verifier]") {
+  std::string address;
+  {
+    verifier::VerifierServer probe({});
+    address = *probe.Start();  // a free port, then closed
+  }
+  worker::VerifierClientOptions vo;
+  vo.address = address;
+  vo.retry_ms = 100;
+  RemoteVerifierGate gate(vo);
+  Instance clean = Gemm("examples/gemm_mma.py");
+  GateReport r;
+  std::thread t([&] { r = gate.Check(clean, "interp"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  verifier::ServiceOptions so;
+  so.listen = address;
+  verifier::VerifierServer server(so);
+  REQUIRE(server.Start().ok());
+  t.join();
+  INFO(r.ToJson().dump());
+  CHECK(r.passed);
+  CHECK(r.waited_ms >= 1000);
+  CHECK(r.ToJson()["waited_ms"].get<int64_t>() == r.waited_ms);
+  server.Stop();
+  // Stop() ends a wait: the report says unavailable and is not a rejection.
+  std::thread t2([&] { r = gate.Check(clean, "interp"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  gate.Stop();
+  t2.join();
+  CHECK(r.unavailable);
+  CHECK_FALSE(r.passed);
+}
+
+}  // namespace
+}  // namespace argus::planner
