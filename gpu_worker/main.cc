@@ -8,6 +8,7 @@
 #include "base/flags.h"
 #include "base/signals.h"
 #include "gpu_worker/daemon.h"
+#include "gpu_worker/privileges.h"
 #include "spdlog/spdlog.h"
 
 int main(int argc, char** argv) {
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
   int64_t device = -1;
   bool inventory_only = false;
   argus::worker::DialFiles dial;
+  std::string run_as;
   argus::FlagSet flags(
       "argus-worker",
       "--server HOST:PORT [flags]\n\nexample: argus-worker --server 127.0.0.1:7070");
@@ -33,9 +35,19 @@ int main(int argc, char** argv) {
   flags.String("tls_key", &dial.tls_key, "PEM private key of --tls_cert");
   flags.Int("max_task_ms", &options.max_task_ms,
             "run-time limit per task (candidate); past it the task fails (0: none)");
+  flags.Double("runner_grace_s", &options.candidate.watchdog_grace_s,
+               "the watchdog kills a runner this long past its candidate's timeout_s");
   flags.Bool("inventory", &inventory_only, "print the inventory as JSON and exit");
+  flags.String("run_as", &run_as,
+               "when started as root: run argus-runner (and so the submitted kernels) as this "
+               "unprivileged user, e.g. nobody");
   if (auto rc = argus::ParseDaemonFlags("argus-worker", flags, argc, argv)) return *rc;
   options.inventory.device_index = static_cast<int>(device);
+  if (auto st = argus::worker::DropRunnerPrivileges(run_as, options.inventory.runner_path);
+      !st.ok()) {
+    std::cerr << "argus-worker: " << st.message() << "\n";
+    return 2;
+  }
   // No child (argus-runner, submitted kernels) may inherit a credential, or
   // ptrace this process / read its memory to find one.
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);

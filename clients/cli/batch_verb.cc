@@ -150,7 +150,9 @@ int Batch(const std::string& verb, const std::vector<std::string>& args) {
   }
   state.manifest = file;
   state.server = addr;
-  Connection conn(addr);
+  auto dial = ResolveDialOptions({});  // $ARGUS_TOKEN
+  if (!dial.ok()) return BatchFail(dial.status());
+  Connection conn(addr, *dial);
   bool tty = isatty(2) && !json;
   int64_t start = NowMs(), last_ok = NowMs();
   std::string last_line;
