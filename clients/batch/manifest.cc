@@ -288,6 +288,9 @@ void UpdateFromJob(const v1::Job& job, EntryState* es) {
   es->state = absl::AsciiStrToLower(v1::JobState_Name(job.state()).substr(10));
   es->error = job.error();
   json r = json::parse(job.result_json(), nullptr, false);
+  if (r.is_object() && r.contains("tried") && r["tried"].is_number_integer()) {
+    es->tried = r["tried"].get<int>();
+  }
   if (r.is_object() && r.contains("best") && r["best"].is_object()) {
     const json& b = r["best"];
     // The planner writes "ratio" (docs/planner.md); "speedup" is the older name.

@@ -39,6 +39,7 @@ int BatchFail(const absl::Status& st) { return VerbFail("batch", st); }
 
 struct Counts {
   int pending = 0, queued = 0, running = 0, succeeded = 0, failed = 0, refused = 0;
+  int tried = 0;  // candidates finished over all tune jobs
   double best = 0;
   std::string best_key;
 };
@@ -57,6 +58,7 @@ Counts Count(const Manifest& m, const BatchState& s) {
     if (st == "succeeded") ++c.succeeded;
     if (st == "failed" || st == "cancelled") ++c.failed;
     if (st == "refused") ++c.refused;
+    if (it != s.entries.end()) c.tried += it->second.tried;
     if (it != s.entries.end() && it->second.best_speedup > c.best) {
       c.best = it->second.best_speedup;
       c.best_key = e.key;
@@ -72,6 +74,7 @@ std::string ProgressLine(const Manifest& m, const Counts& c, int64_t elapsed_ms)
       "to submit",
       m.name.empty() ? "-" : m.name, finished, static_cast<int>(m.entries.size()), c.succeeded,
       c.failed, c.refused, c.running, c.queued, c.pending);
+  if (c.tried > 0) absl::StrAppend(&line, "; ", c.tried, " candidates tried");
   if (c.best > 0) absl::StrAppend(&line, absl::StrFormat("; best %.3fx (%s)", c.best, c.best_key));
   absl::StrAppend(&line,
                   absl::StrFormat("; %llds elapsed", static_cast<long long>(elapsed_ms / 1000)));
@@ -195,8 +198,9 @@ int Batch(const std::string& verb, const std::vector<std::string>& args) {
       if (job.ok()) {
         last_ok = NowMs();
         std::string before = es.state;
+        int tried = es.tried;
         batch::UpdateFromJob(*job, &es);
-        changed |= before != es.state;
+        changed |= before != es.state || tried != es.tried;
       } else if (job.status().code() == absl::StatusCode::kNotFound) {
         es.state = "failed";
         es.error = "job " + es.job_id + " is not on server " + addr;

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/str_replace.h"
 #include "argus/v1/jobs.grpc.pb.h"
 #include "argus/v1/workers.grpc.pb.h"
 #include "gpu_worker/dial.h"
@@ -508,24 +509,16 @@ TEST_CASE("a worker started as root runs argus-runner as --run_as", "[security]"
   chmod((spy_dir + "/out").c_str(), 0777);
   std::string runner = spy_dir + "/spy-runner.sh";
   std::string out = spy_dir + "/out/seen.txt";
-  std::ofstream(runner) << "#!/bin/sh
-          {echo uid = $(id - u) gid = $(id - g)
-               groups = $(id - G) "
+  std::ofstream(runner) << "#!/bin/sh\n{ echo uid=$(id -u) gid=$(id -g) groups=$(id -G)\n"
                         << "  cat " << t.worker << " >/dev/null 2>&1 && echo token=read || "
-                        << "echo token=denied
-                           "
+                        << "echo token=denied\n"
                         << "  cat /proc/$PPID/environ >/dev/null 2>&1 && echo environ=read || "
-                        << "echo environ=denied
-                           "
+                        << "echo environ=denied\n"
                         << "  touch /root/argus-spy 2>/dev/null && echo root_write=yes || "
-                        << "echo root_write=denied
-          } >
-      " << out << ".tmp;
-  mv " << out << ".tmp "
-      << out
-      << "
-      exit 3 ";
-      chmod(runner.c_str(), 0755);
+                        << "echo root_write=denied\n"
+                        << "  echo sockets=$(ls -l /proc/$$/fd | grep -c socket:)\n} > " << out
+                        << ".tmp; mv " << out << ".tmp " << out << "\nexit 3\n";
+  chmod(runner.c_str(), 0755);
   h.StartWorker({"--worker_token_file", t.worker, "--runner", runner, "--run_as", "nobody"});
   REQUIRE(e2e::Harness::WaitFor([&] { return std::filesystem::exists(out); }, 20'000));
   std::ifstream in(out);
@@ -536,11 +529,13 @@ TEST_CASE("a worker started as root runs argus-runner as --run_as", "[security]"
   std::string ids = "uid=" + std::to_string(nobody->pw_uid) +
                     " gid=" + std::to_string(nobody->pw_gid) +
                     " groups=" + std::to_string(nobody->pw_gid) + "\n";
-  CHECK(seen == ids + "token=denied\nenviron=denied\nroot_write=denied\n");
+  // No socket of the worker's (its authenticated gRPC channel) is inherited.
+  CHECK(seen == ids + "token=denied\nenviron=denied\nroot_write=denied\nsockets=0\n");
   std::printf(
       "figure: the runner of a root worker ran as %s; worker token file, worker environ, "
-      "/root: %s",
-      ids.substr(0, ids.size() - 1).c_str(), seen.substr(ids.size()).c_str());
+      "/root, inherited sockets: %s\n",
+      ids.substr(0, ids.size() - 1).c_str(),
+      absl::StrReplaceAll(seen.substr(ids.size()), {{"\n", " "}}).c_str());
   // --run_as root and unknown users are refused at start-up.
   for (const char* bad : {"root", "no-such-user-argus"}) {
     ProcessOptions o;
