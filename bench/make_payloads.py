@@ -36,7 +36,7 @@ CASES = {
                 {"R": 6, "N": 200}, {"R": 4096, "N": 4096}, "none"),
     "flash_attention": ("flash_attention.py", "sm_90a",
                         {"op": "attention", "a": "Q", "b": "K", "d": "V", "c": "O"},
-                        {"BH": 1, "S": 64}, {"BH": 32, "S": 1024}, "none"),
+                        {"BH": 1, "S": 64}, {"BH": 32, "S": 1024}, "torch_sdpa"),
     "oob_store": ("../bench/bad_kernels.py", "sm_90a", {"op": "none", "c": "Z"}, {"N": 1024},
                   {"N": 1024}, "none"),
     "spin": ("../bench/bad_kernels.py", "sm_90a", {"op": "none", "c": "Z"}, {"N": 32}, {"N": 32},

@@ -3,6 +3,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <grpcpp/grpcpp.h>
 
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -45,7 +46,9 @@ WorkerDaemon::WorkerDaemon(DaemonOptions options) : options_(std::move(options))
           for (const v1::Device& d : inventory_.devices())
             if (d.backend() != "interp") o.default_backend = "gpu";
         }
-        return HandleCandidate(task.payload_json(), o);
+        absl::StatusOr<std::string> result = HandleCandidate(task.payload_json(), o);
+        if (result.ok() && o.default_backend == "gpu") CheckHealthAfter(*result);
+        return result;
       });
 }
 
@@ -95,7 +98,7 @@ void WorkerDaemon::HeartbeatLoop() {
   while (SleepUnlessStopped(std::chrono::milliseconds(heartbeat_ms_))) {
     v1::HeartbeatRequest req;
     req.set_worker_id(worker_id_);
-    req.set_healthy(true);
+    req.set_healthy(healthy_.load());
     std::shared_ptr<std::atomic<bool>> revoked;
     {
       std::lock_guard lock(mu_);
@@ -122,9 +125,14 @@ void WorkerDaemon::HeartbeatLoop() {
 
 absl::Status WorkerDaemon::Run() {
   inventory_ = CollectInventory(options_.inventory);
+  health_ = std::make_unique<GpuHealth>(options_.inventory, inventory_);
   RETURN_IF_ERROR(Register());
   std::thread heartbeat([this] { HeartbeatLoop(); });
   while (!stop_.load()) {
+    if (!healthy_.load()) {
+      RecoverHealth();
+      continue;
+    }
     if (need_register_.load()) {
       if (!Register().ok()) break;
     }
@@ -209,6 +217,30 @@ void WorkerDaemon::RunTask(const v1::LeasedTask& task) {
   std::lock_guard lock(mu_);
   current_task_.clear();
   revoked_.reset();
+}
+
+void WorkerDaemon::CheckHealthAfter(const std::string& result_json) {
+  nlohmann::json r = nlohmann::json::parse(result_json, nullptr, false);
+  if (!r.is_object() || !GpuHealth::Suspicious(r.value("outcome", ""))) return;
+  absl::Status h = health_->Check();
+  if (h.ok()) return;
+  spdlog::error("worker {} unhealthy: {}; leasing nothing until the GPU is back", worker_id_,
+                std::string(h.message()));
+  healthy_.store(false);
+}
+
+void WorkerDaemon::RecoverHealth() {
+  if (!SleepUnlessStopped(std::chrono::milliseconds(options_.health_recheck_ms))) return;
+  absl::Status h = health_->Check();
+  if (!h.ok()) {
+    spdlog::warn("still unhealthy: {}", std::string(h.message()));
+    return;
+  }
+  inventory_ = CollectInventory(options_.inventory);
+  health_ = std::make_unique<GpuHealth>(options_.inventory, inventory_);
+  spdlog::info("GPU back; re-registering with the fresh inventory");
+  need_register_.store(true);
+  healthy_.store(true);
 }
 
 void WorkerDaemon::Report(const v1::ReportResultRequest& report) {

@@ -5,7 +5,10 @@
 // the handler registered for its kind and reports the result. A result is
 // retried until the server answers, so a server restart loses nothing the
 // worker finished; a lease the server revoked (job cancelled, or expired and
-// given to another worker) makes the worker abandon that task.
+// given to another worker) makes the worker abandon that task. After a GPU
+// candidate faults, hangs or crashes, the daemon re-probes its GPUs
+// (device_claim.h); if one is gone it heartbeats "unhealthy" and leases
+// nothing until the GPU is back, then re-registers with the fresh inventory.
 //
 // Thread safety: Run() blocks on the calling thread; Stop() may be called
 // from any thread. Handlers run on the daemon's thread, one task at a time.
@@ -22,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "argus/v1/workers.grpc.pb.h"
 #include "gpu_worker/candidate.h"
+#include "gpu_worker/device_claim.h"
 #include "gpu_worker/dial.h"
 #include "gpu_worker/host_inventory.h"
 
@@ -45,6 +49,8 @@ struct DaemonOptions {
   // Run-time limit per task: past it the task is revoked (handlers and the
   // children they run must give up) and reported failed. 0: no limit.
   int64_t max_task_ms = 0;
+  // While unhealthy, how often the GPUs are probed again.
+  int64_t health_recheck_ms = 5'000;
 };
 
 class WorkerDaemon {
@@ -66,12 +72,18 @@ class WorkerDaemon {
   const std::string& worker_id() const { return worker_id_; }
   const v1::Inventory& inventory() const { return inventory_; }
   int64_t tasks_done() const { return tasks_done_.load(); }
+  bool healthy() const { return healthy_.load(); }
 
  private:
   absl::Status Register();
   void HeartbeatLoop();
   void RunTask(const v1::LeasedTask& task);
   void Report(const v1::ReportResultRequest& report);
+  // After a candidate's result: re-probes the GPUs when the outcome suggests
+  // the device itself may be broken.
+  void CheckHealthAfter(const std::string& result_json);
+  // While unhealthy: waits, re-probes, and re-registers once the GPU is back.
+  void RecoverHealth();
   bool SleepUnlessStopped(std::chrono::milliseconds d);
 
   DaemonOptions options_;
@@ -84,6 +96,8 @@ class WorkerDaemon {
   std::atomic<bool> stop_{false};
   std::atomic<bool> need_register_{false};
   std::atomic<int64_t> tasks_done_{0};
+  std::atomic<bool> healthy_{true};
+  std::unique_ptr<GpuHealth> health_;
 
   std::mutex mu_;  // guards current_task_ and revoked_
   std::string current_task_;

@@ -3,11 +3,14 @@
 #include <sys/prctl.h>
 
 #include <iostream>
+#include <optional>
 
+#include "absl/strings/str_join.h"
 #include "base/daemon_flags.h"
 #include "base/flags.h"
 #include "base/signals.h"
 #include "gpu_worker/daemon.h"
+#include "gpu_worker/device_claim.h"
 #include "gpu_worker/privileges.h"
 #include "spdlog/spdlog.h"
 
@@ -26,6 +29,10 @@ int main(int argc, char** argv) {
   flags.String("backend", &options.candidate.default_backend,
                "candidate backend: interp or gpu (default: gpu when a GPU was found)");
   flags.Int("device", &device, "GPU index this worker owns (-1: all GPUs of the host)");
+  bool share_device = false;
+  flags.Bool("share_device", &share_device,
+             "let several workers claim --device together (e.g. to fill one GPU); without it "
+             "a second worker for the same GPU refuses to start");
   flags.Int("task_delay_ms", &options.task_delay_ms,
             "fault injection for tests: hold every task this long before running it");
   flags.String("worker_token_file", &dial.token_file,
@@ -68,6 +75,26 @@ int main(int argc, char** argv) {
   if (options.server.empty()) {
     std::cerr << "argus-worker: --server HOST:PORT is required\n";
     return 2;
+  }
+  // --device N must name a GPU this host has, and no other worker may hold it.
+  std::optional<argus::worker::DeviceClaim> claim;
+  if (device >= 0) {
+    auto gpus = argus::worker::GpuList(argus::worker::CollectInventory(options.inventory));
+    if (gpus.empty()) {
+      argus::worker::InventoryOptions all = options.inventory;
+      all.device_index = -1;
+      auto found = argus::worker::GpuList(argus::worker::CollectInventory(all));
+      std::cerr << "argus-worker: --device " << device << ": no such GPU on this host (found: "
+                << (found.empty() ? "none" : absl::StrJoin(found, ", "))
+                << "; argus-worker --inventory shows what was probed)\n";
+      return 2;
+    }
+    auto c = argus::worker::ClaimDevice(static_cast<int>(device), share_device);
+    if (!c.ok()) {
+      std::cerr << "argus-worker: --device " << device << ": " << c.status().message() << "\n";
+      return 2;
+    }
+    claim = std::move(*c);
   }
   argus::worker::WorkerDaemon daemon(options);
   argus::OnTerminationSignal([&daemon] { daemon.Stop(); });

@@ -23,7 +23,9 @@
 //              "n": seq, "k": head_dim, "causal": false},
 //   (row problems check every row when m*n*k <= full_max_macs, else `samples`
 //    elements' worth of random rows plus the first and last, each in f64)
-//    "baseline": "cublas" | "none",
+//    "baseline": "cublas" | "torch_sdpa" (attention: PyTorch SDPA through
+//                the argus-sdpa-baseline.py helper, its fastest correct backend)
+//                | "none",
 //    "timing": {"warmup": 10, "reps": 50, "flush_l2": true},
 //    "seed": 1, "timeout_s": 20, "flops": 0, "bytes": 0}
 // Outputs ("init": "poison") are filled with NaN before every launch.

@@ -4,6 +4,7 @@
 //   argus-runner --inventory
 //   argus-runner --spec SPEC.json [--out RESULT.json] [--device N]
 //                [--cublas /path/libcublas.so.13] [--no-baseline]
+//                [--sdpa_helper PATH]
 //
 // The spec format is in runner_core.h; the result format in README.md
 // beside this file. Exit status: 0 when a result was written (whatever its
@@ -27,6 +28,7 @@
 
 #include "gpu_worker/runner/cuda_types.h"
 #include "gpu_worker/runner/gpu_api.h"
+#include "gpu_worker/runner/helper_process.h"
 #include "gpu_worker/runner/runner_core.h"
 
 namespace argus::runner {
@@ -361,7 +363,53 @@ struct Runner {
     return b;
   }
 
-  std::string spec_path, cublas_path;
+  // The attention baseline: PyTorch's SDPA timed by a helper process on the
+  // same device (sdpa_baseline.py), on fresh inputs of the spec's shape and
+  // input dtype, since neither CUDA's libraries nor the driver have an
+  // attention routine to dlopen.
+  json RunSdpaHelper(size_t flush_bytes) {
+    const CheckSpec& c = spec.check;
+    if (c.op != "attention") {
+      return {{"name", "torch_sdpa"},
+              {"outcome", "unsupported"},
+              {"message", "torch_sdpa is a baseline for attention checks only"}};
+    }
+    const TensorSpec* q = spec.Find(c.a);
+    json request = {{"bh", c.m},
+                    {"seq", c.n},
+                    {"dim", c.k},
+                    {"causal", c.causal},
+                    {"dtype", q != nullptr ? DTypeName(q->dtype) : "bf16"},
+                    {"warmup", spec.warmup},
+                    {"reps", spec.reps},
+                    {"flush_bytes", std::max<size_t>(flush_bytes, 1)},
+                    {"seed", spec.seed}};
+    const char* python = std::getenv("ARGUS_PYTHON");
+    HelperResult h =
+        RunHelper({python != nullptr ? python : "python3", sdpa_helper, request.dump()},
+                  std::max(60.0, spec.timeout_s * 6));
+    json b = {{"name", "torch_sdpa"}, {"helper", sdpa_helper}};
+    const size_t brace = h.out.rfind("\n{");
+    json reply =
+        json::parse(brace == std::string::npos ? h.out : h.out.substr(brace + 1), nullptr, false);
+    if (!h.started || h.timed_out || !reply.is_object()) {
+      b["outcome"] = "unsupported";
+      b["message"] = !h.error.empty() ? h.error : "the SDPA helper printed no JSON result";
+      return b;
+    }
+    b.update(reply);
+    if (b.contains("timing")) b.update(Throughput(TimingFromJson(b["timing"])));
+    return b;
+  }
+
+  static TimingStats TimingFromJson(const json& t) {
+    TimingStats s;
+    s.reps = t.value("reps", 0);
+    s.median_ms = t.value("median_ms", 0.0);
+    return s;
+  }
+
+  std::string spec_path, cublas_path, sdpa_helper;
   int device_index = 0;
   bool no_baseline = false;
 
@@ -512,8 +560,9 @@ struct Runner {
     if (!after.passed) Outcome("wrong", "after timing: " + after.message);
 
     result["baseline"] = nullptr;
-    if (!no_baseline && spec.baseline == "cublas" && !hip) {
-      json b = RunCublas(flush, flush_bytes);
+    if (!no_baseline && (spec.baseline == "cublas" || spec.baseline == "torch_sdpa") && !hip) {
+      json b =
+          spec.baseline == "cublas" ? RunCublas(flush, flush_bytes) : RunSdpaHelper(flush_bytes);
       if (b.contains("timing") && b["outcome"] == "ok") {
         const double bm = b["timing"]["median_ms"].get<double>();
         if (bm > 0 && ours.median_ms > 0) {
@@ -527,11 +576,20 @@ struct Runner {
   }
 };
 
+// PATH of a file in the directory of this executable.
+std::string BesideSelf(const std::string& name) {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return name;
+  std::string self(buf, static_cast<size_t>(n));
+  return self.substr(0, self.rfind('/') + 1) + name;
+}
+
 int Usage() {
   std::fprintf(stderr,
                "usage: argus-runner --inventory [--cublas PATH]\n"
                "       argus-runner --spec SPEC.json [--out RESULT.json] [--device N]\n"
-               "                    [--cublas PATH] [--no-baseline]\n");
+               "                    [--cublas PATH] [--no-baseline] [--sdpa_helper PATH]\n");
   return 2;
 }
 
@@ -561,6 +619,8 @@ int Main(int argc, char** argv) {
       r.cublas_path = value();
     else if (a == "--no-baseline")
       r.no_baseline = true;
+    else if (a == "--sdpa_helper")
+      r.sdpa_helper = value();
     else if (a == "--help" || a == "-h")
       return Usage(), 0;
     else {
@@ -576,6 +636,7 @@ int Main(int argc, char** argv) {
     }
   }
   InstallCrashHandler("");
+  if (r.sdpa_helper.empty()) r.sdpa_helper = BesideSelf("argus-sdpa-baseline.py");
   if (inventory) return Inventory(r.cublas_path);
   if (r.spec_path.empty()) return Usage();
   r.Run();

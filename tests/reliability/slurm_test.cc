@@ -189,7 +189,8 @@ TEST_CASE("slurm: a job array of workers runs a batch, scancel mid-batch loses n
   std::string logs = h.dir() + "/slurm";
   std::vector<std::string> env = {
       "ARGUS_SERVER=" + h.address(), "ARGUS_BIN=" + std::string(ARGUS_BINARY_DIR) + "/bin",
-      "ARGUS_WORKER_TOKEN_FILE=" + wt, "ARGUS_WORKER_FLAGS=--task_delay_ms 100 --log_level info"};
+      "ARGUS_WORKER_TOKEN_FILE=" + wt, "ARGUS_WORKER_FLAGS=--task_delay_ms 100 --log_level info",
+      "ARGUS_DEVICE="};  // no GPU here: interpreter workers, no --device
   std::string out =
       cluster.Slurm({"/usr/bin/sbatch", "--array=0-3", "--cpus-per-task=1", "--mem=64M",
                      "--output=" + logs + "/worker-%a.log", "--chdir=" + logs,

@@ -1,0 +1,50 @@
+#!/bin/bash
+# Packs the whole service (argus, argus-server, argus-worker, argus-verifier,
+# argus-candidate, the static argus-runner and its SDPA helper) with the shared
+# libraries they need beyond glibc (LLVM, Z3, gRPC, protobuf, Abseil, SQLite,
+# spdlog, libstdc++ ...), the KB and the examples into one directory that the
+# device tool can carry (< 64 MiB: the libraries travel xz-compressed), so that
+# the real worker path — compile with LLVM on the GPU host, run under the
+# watchdog, report to a real server — runs on a machine that has none of our
+# Debian packages. See docs/perf.md for the calls that used it.
+#
+# usage: bench/service_bundle.sh BUILD_DIR OUT_DIR
+# then:  run(command="bash OUT_DIR_RELATIVE/env.sh SCRIPT ARGS", carry=[OUT_DIR_RELATIVE])
+#        where env.sh unpacks into /tmp/argus, sets PATH/LD_LIBRARY_PATH/ARGUS_KB_DIR
+#        and runs SCRIPT (a file inside the bundle) with bash.
+set -euo pipefail
+build=$(cd "$1" && pwd)
+out=$2
+root=$(cd "$(dirname "$0")/.." && pwd)
+rm -rf "$out" && mkdir -p "$out"
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/bin" "$stage/lib"
+bins=(argus argus-server argus-worker argus-verifier argus-candidate argus-runner)
+for b in "${bins[@]}"; do
+  cp "$build/bin/$b" "$stage/bin/"
+  strip --strip-unneeded "$stage/bin/$b" 2>/dev/null || true
+done
+cp "$build/bin/argus-sdpa-baseline.py" "$stage/bin/"
+# The shared-library closure, less glibc's own libraries (the host's glibc is
+# newer than Debian 12's and backward compatible; mixing two would not work).
+for b in "${bins[@]}"; do ldd "$build/bin/$b"; done |
+  awk '/=> \// {print $3}' | sort -u |
+  grep -Ev '/(libc|libm|libpthread|libdl|librt|libresolv|libutil|ld-linux-x86-64)\.so' |
+  while read -r lib; do cp -L "$lib" "$stage/lib/"; done
+# DT_RPATH (not RUNPATH: it also serves the libraries' own dependencies) points
+# the binaries at lib/, so no LD_LIBRARY_PATH leaks into the children they start
+# (the runner's PyTorch helper must load the host's own libstdc++ and zlib).
+for b in "${bins[@]}"; do
+  [ "$b" = argus-runner ] && continue  # glibc only, nothing to find
+  patchelf --force-rpath --set-rpath '$ORIGIN/../lib' "$stage/bin/$b"
+done
+for l in "$stage/lib/"*; do patchelf --force-rpath --set-rpath '$ORIGIN' "$l"; done
+cp -r "$root/kb" "$stage/kb"
+rm -f "$stage/kb/"*.cc "$stage/kb/"*.h "$stage/kb/CMakeLists.txt"
+cp -r "$root/examples" "$stage/examples"
+mkdir -p "$stage/bench"
+cp "$root/bench/"*.py "$stage/bench/"
+tar -C "$stage" -cf - . | xz -T2 -6 > "$out/argus.tar.xz"
+cp "$root/bench/service_env.sh" "$out/env.sh"
+du -sh "$out"

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""argus-sdpa-baseline: times PyTorch's scaled_dot_product_attention as the attention baseline.
+
+argus-runner runs this as a child when a spec names `"baseline": "torch_sdpa"` (there is no C
+attention routine in cuBLAS; issue 5 allows PyTorch's cuDNN/flash SDPA through a small helper).
+It draws fresh uniform [-1, 1] inputs of the spec's shape (batch*heads, seq, head_dim) in the
+spec's input dtype, checks every backend it can run against an f32 softmax(QK^T)V of a few heads
+(rel. L2 error; NaN never passes), times each with CUDA events (warm-up, `reps` repetitions, an L2
+flush between them outside the events, median) and prints one JSON object on stdout:
+
+  {"outcome": "ok", "name": "torch_sdpa", "backend": "cudnn", "timing": {...},
+   "backends": {"cudnn": {...}, "flash": {...}, "efficient": {...}}, "torch": "2.11.0"}
+
+The baseline is the fastest backend that passed its check. usage:
+  argus-sdpa-baseline '{"bh": 128, "seq": 4096, "dim": 128, "causal": false, "dtype": "bf16",
+                        "warmup": 10, "reps": 50, "flush_bytes": 268435456, "seed": 1}'
+Exit status 0 whenever a JSON object was printed (whatever its outcome).
+"""
+import json
+import statistics
+import sys
+
+
+def emit(obj):
+    print(json.dumps(obj))
+    sys.exit(0)
+
+
+def main():
+    try:
+        req = json.loads(sys.argv[1])
+        bh, seq, dim = int(req["bh"]), int(req["seq"]), int(req["dim"])
+    except (IndexError, KeyError, ValueError, TypeError) as e:
+        emit({"outcome": "error", "message": f"bad request: {e}"})
+    try:
+        import torch
+        import torch.nn.functional as F
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except Exception as e:  # noqa: BLE001 - any import failure means no baseline
+        emit({"outcome": "unsupported", "message": f"PyTorch not importable: {e}"})
+    if not torch.cuda.is_available():
+        emit({"outcome": "unsupported", "message": "PyTorch sees no CUDA device"})
+
+    causal = bool(req.get("causal", False))
+    dtype = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}.get(
+        req.get("dtype", "bf16"), torch.bfloat16)
+    warmup, reps = int(req.get("warmup", 10)), int(req.get("reps", 50))
+    flush_bytes = int(req.get("flush_bytes", 256 << 20))
+    gen = torch.Generator(device="cuda").manual_seed(int(req.get("seed", 1)))
+
+    def rand():
+        return (torch.rand((1, bh, seq, dim), device="cuda", generator=gen) * 2 - 1).to(dtype)
+
+    q, k, v = rand(), rand(), rand()
+    flush = torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda")
+    # The reference for the check: f32 softmax(QK^T / sqrt(d)) V on a few heads.
+    heads = sorted({0, bh // 2, bh - 1})
+    ref = {}
+    for h in heads:
+        qh, kh, vh = (t[0, h].float() for t in (q, k, v))
+        s = (qh @ kh.T) / dim ** 0.5
+        if causal:
+            s = s.masked_fill(torch.ones(seq, seq, device="cuda", dtype=torch.bool).triu(1),
+                              float("-inf"))
+        ref[h] = torch.softmax(s, dim=-1) @ vh
+
+    backends = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION,
+                "efficient": SDPBackend.EFFICIENT_ATTENTION}
+    results = {}
+    for name, be in backends.items():
+        r = {}
+        try:
+            with sdpa_kernel([be]):
+                run = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)  # noqa: E731
+                out = run()
+                torch.cuda.synchronize()
+                num = den = 0.0
+                for h in heads:
+                    num += float(((out[0, h].float() - ref[h]) ** 2).sum())
+                    den += float((ref[h] ** 2).sum())
+                err = (num / den) ** 0.5 if den > 0 else float("inf")
+                r["check"] = {"rel_l2_err": err, "heads": heads}
+                if not err < 2e-2:  # bf16 outputs; NaN fails this comparison
+                    r["outcome"] = "wrong"
+                    results[name] = r
+                    continue
+                for _ in range(warmup):
+                    run()
+                times = []
+                for _ in range(reps):
+                    flush.zero_()
+                    a = torch.cuda.Event(enable_timing=True)
+                    b = torch.cuda.Event(enable_timing=True)
+                    a.record()
+                    run()
+                    b.record()
+                    b.synchronize()
+                    times.append(a.elapsed_time(b))
+                times.sort()
+                r["outcome"] = "ok"
+                r["timing"] = {"reps": reps, "median_ms": statistics.median(times),
+                               "min_ms": times[0], "max_ms": times[-1],
+                               "p10_ms": times[len(times) // 10],
+                               "p90_ms": times[(len(times) * 9) // 10]}
+        except Exception as e:  # noqa: BLE001 - a backend that cannot run this shape
+            r["outcome"] = "unsupported"
+            r["message"] = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
+        results[name] = r
+    ok = {n: r for n, r in results.items() if r.get("outcome") == "ok"}
+    if not ok:
+        emit({"outcome": "unsupported", "name": "torch_sdpa", "backends": results,
+              "message": "no SDPA backend ran this shape correctly"})
+    best = min(ok, key=lambda n: ok[n]["timing"]["median_ms"])
+    emit({"outcome": "ok", "name": "torch_sdpa", "backend": best, "timing": ok[best]["timing"],
+          "check": ok[best]["check"], "backends": results, "torch": torch.__version__,
+          "dtype": str(dtype).replace("torch.", "")})
+
+
+if __name__ == "__main__":
+    main()
