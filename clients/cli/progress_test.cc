@@ -41,7 +41,8 @@ TEST_CASE("the plain progress line of a tune job has every count", "[progress]")
         "in_flight=1 best=1.234 elapsed_s=75 candidates_left=9 remaining_s=288");
 }
 
-TEST_CASE("a probe job's line counts tasks; no deadline, no remaining time", "[progress]") {
+TEST_CASE("a probe job's line counts tasks and has no remaining time without a deadline",
+          "[progress]") {
   v1::JobEvent ev;
   ev.set_job_id("j-1");
   ev.set_state(v1::JOB_STATE_QUEUED);
