@@ -154,6 +154,13 @@ def main():
         r = c.cli("export", rows["norm"]["job_id"], "-o", os.path.join(c.dir, "exp2"))
         check(r.returncode == 4 and "neither in the artifacts table nor in the result" in r.stderr,
               "a best kernel without an artifact: exit 4, " + r.stderr.strip())
+        # Resuming the finished batch refreshes the dispatch table with the stored image.
+        r = subprocess.run(argv + ["--resume", "--json"], capture_output=True, text=True, env=env, timeout=60)
+        check(r.returncode == 0, "the finished batch resumes: " + r.stderr[-300:])
+        disp = json.load(open(os.path.join(out, "dispatch.json")))
+        by_job = {e["job_id"]: e for e in disp["entries"]}
+        check(by_job[gemm["job_id"]]["artifact"] == "a-test" and by_job[rows["norm"]["job_id"]]["artifact"] == "",
+              "dispatch.json names the artifact row of the best kernel where the store has one")
         r = c.cli("result", gemm["job_id"])
         check(r.returncode == 0 and "speed-up over the" in r.stdout, "argus result shows the speed-up")
     return run_checks(Cluster(a.bin), body)

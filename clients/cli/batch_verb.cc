@@ -236,6 +236,21 @@ int Batch(const std::string& verb, const std::vector<std::string>& args) {
     std::this_thread::sleep_for(std::chrono::milliseconds(std::max<int64_t>(poll_ms, 50)));
   }
   if (tty) std::fprintf(stderr, "\n");
+  // The dispatch table names the stored image of each best kernel (what
+  // `argus export` writes), where the store has one.
+  bool found = false;
+  for (const auto& e : manifest->entries) {
+    EntryState& es = state.entries[e.key];
+    if (es.state != "succeeded" || es.best_candidate.empty() || !es.artifact.empty()) continue;
+    auto art = conn.BestArtifact(es.job_id, es.best_candidate, e.target);
+    if (art.ok() && art->has_value()) {
+      es.artifact = (*art)->id();
+      found = true;
+    }
+  }
+  if (found) {
+    if (auto st = save(); !st.ok()) return BatchFail(st);
+  }
 
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);

@@ -233,27 +233,6 @@ class Kernel:
                          kernel, file, file, kernel, shared);
 }
 
-// The best candidate's compiled kernel from the artifacts table: a ptx or
-// code object (hsaco) artifact, of the job's target where there are several.
-absl::StatusOr<std::optional<v1::Artifact>> BestArtifact(Connection& conn, const std::string& job,
-                                                         const std::string& candidate,
-                                                         const std::string& target) {
-  if (candidate.empty()) return std::optional<v1::Artifact>();
-  v1::ListArtifactsRequest req;
-  req.set_job_id(job);
-  req.set_candidate_id(candidate);
-  v1::ListArtifactsResponse resp;
-  auto ctx = conn.Context();
-  grpc::Status st = conn.jobs()->ListArtifacts(ctx.get(), req, &resp);
-  if (!st.ok()) return conn.Failed("artifacts of job " + job, st);
-  std::optional<v1::Artifact> pick;
-  for (const auto& a : resp.artifacts()) {
-    if (a.kind() != "ptx" && a.kind() != "hsaco") continue;
-    if (!pick || (a.target() == target && pick->target() != target)) pick = a;
-  }
-  return pick;
-}
-
 int Export(const std::string& verb, const std::vector<std::string>& args) {
   VerbFlags g;
   std::string out;
@@ -283,7 +262,7 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
   std::string artifact_id;
   // First the artifacts table (what the worker compiled for the best
   // candidate), then what the result itself carries.
-  auto art = BestArtifact(*conn, job.id(), b.value("candidate_id", ""), r.value("target", ""));
+  auto art = conn->BestArtifact(job.id(), b.value("candidate_id", ""), r.value("target", ""));
   if (!art.ok()) return ResultFail(verb, art.status());
   if (art->has_value()) {
     const v1::Artifact& a = **art;
