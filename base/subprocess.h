@@ -4,14 +4,25 @@
 // mode and by the end-to-end tests that start real servers and workers. A
 // child that outlives its deadline is killed (SIGKILL to its process group).
 //
+// Privileges: a daemon started as root can name an unprivileged identity
+// (SetRunAs, e.g. argus-worker --run_as nobody) for the programs it runs
+// on behalf of users (argus-runner and the kernels it loads). Their children
+// call setgroups/setgid/setuid before exec and fail (exit 126) rather than run
+// privileged. Directories named by their path arguments that are private
+// to the daemon (owned by it, mode 0700: the work directory made per
+// candidate) are handed to that identity first, so the child can read its
+// spec and write its result there, and nothing else of the daemon's.
+//
 // Thread safety: RunWithTimeout is thread-safe (it touches only its own
-// child). A Child object is not; use it from one thread.
+// child). SetRunAs is meant for start-up, before threads run children. A
+// Child object is not thread-safe; use it from one thread.
 #ifndef ARGUS_BASE_SUBPROCESS_H_
 #define ARGUS_BASE_SUBPROCESS_H_
 
 #include <sys/types.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +41,21 @@ struct ProcessResult {
   double wall_seconds = 0;
 };
 
+// An unprivileged identity for children.
+struct RunAs {
+  std::string user;
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+// The user's identity from the password database, or NOT_FOUND.
+absl::StatusOr<RunAs> LookUpUser(const std::string& name);
+
+// Children whose argv[0] is one of `programs` run as `who` (nullopt: as this
+// process). Fails unless this process can switch to `who` (it must be root,
+// or already be `who`).
+absl::Status SetRunAs(std::optional<RunAs> who, std::vector<std::string> programs);
+
 struct ProcessOptions {
   std::vector<std::string> argv;              // argv[0] is the program path
   std::vector<std::string> extra_env;         // "NAME=value", added to environ
@@ -37,6 +63,7 @@ struct ProcessOptions {
   std::string stdin_text;                     // written to the child's stdin
   std::chrono::milliseconds timeout{60'000};  // wall-clock limit
   size_t max_output_bytes = 16 << 20;         // per stream; the rest is dropped
+  std::optional<RunAs> run_as;                // else SetRunAs's, when argv[0] is named there
 };
 
 // Runs a child to completion (or its deadline) and collects its output.

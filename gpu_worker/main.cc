@@ -12,6 +12,7 @@
 #include "gpu_worker/daemon.h"
 #include "gpu_worker/device_claim.h"
 #include "gpu_worker/verifier_client.h"
+#include "gpu_worker/privileges.h"
 #include "spdlog/spdlog.h"
 
 int main(int argc, char** argv) {
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   bool inventory_only = false;
   argus::worker::DialFiles dial;
   std::string verifier;
+  std::string run_as;
   argus::FlagSet flags(
       "argus-worker",
       "--server HOST:PORT [flags]\n\nexample: argus-worker --server 127.0.0.1:7070");
@@ -46,9 +48,19 @@ int main(int argc, char** argv) {
                "argus-verifier address (host:port): run only candidates it verifies (the "
                "payload must say verified, and this worker re-verifies; it waits while the "
                "service is down)");
+  flags.Double("runner_grace_s", &options.candidate.watchdog_grace_s,
+               "the watchdog kills a runner this long past its candidate's timeout_s");
   flags.Bool("inventory", &inventory_only, "print the inventory as JSON and exit");
+  flags.String("run_as", &run_as,
+               "when started as root: run argus-runner (and so the submitted kernels) as this "
+               "unprivileged user, e.g. nobody");
   if (auto rc = argus::ParseDaemonFlags("argus-worker", flags, argc, argv)) return *rc;
   options.inventory.device_index = static_cast<int>(device);
+  if (auto st = argus::worker::DropRunnerPrivileges(run_as, options.inventory.runner_path);
+      !st.ok()) {
+    std::cerr << "argus-worker: " << st.message() << "\n";
+    return 2;
+  }
   // No child (argus-runner, submitted kernels) may inherit a credential, or
   // ptrace this process / read its memory to find one.
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);

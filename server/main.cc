@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   if (!http_listen.empty()) {
     argus::dashboard::DashboardOptions dash;
     dash.alive_ms = 3 * heartbeat_ms;
+    dash.default_max_candidates = options.planner.default_max_candidates;
     if (!options.admin_token_file.empty()) {
       auto token = argus::dashboard::ReadTokenFile(options.admin_token_file);
       if (!token.ok()) {

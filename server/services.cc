@@ -3,6 +3,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
 #include "planner/planner.h"
 #include "proto/status.h"
 #include "server/auth.h"
@@ -46,7 +48,44 @@ Status CheckLimits(const v1::JobSpec& spec, const ServerOptions& o) {
 
 }  // namespace
 
-v1::JobEvent MakeJobEvent(const v1::Job& job, const std::string& message) {
+namespace {
+
+// The planner's summary (result_json) of a tune job as TuneProgress.
+void FillTuneProgress(const v1::Job& job, int default_max_candidates, v1::TuneProgress* p) {
+  p->set_max_candidates(job.spec().max_candidates() > 0 ? job.spec().max_candidates()
+                                                        : default_max_candidates);
+  for (const auto& t : job.tasks()) {
+    if (t.state() == "queued" || t.state() == "leased") p->set_in_flight(p->in_flight() + 1);
+  }
+  auto r = nlohmann::json::parse(job.result_json(), nullptr, false);
+  if (!r.is_object()) return;
+  auto num = [&](const char* key) {
+    auto it = r.find(key);
+    return it != r.end() && it->is_number_integer() ? it->get<int32_t>() : 0;
+  };
+  p->set_tried(num("tried"));
+  p->set_verified(num("verified"));
+  p->set_rejected(num("rejected"));
+  p->set_measured_ok(num("measured_ok"));
+  if (auto t = r.find("target"); t != r.end() && t->is_string()) p->set_target(*t);
+  if (auto b = r.find("best"); b != r.end() && b->is_object()) {
+    p->set_best_ratio(b->value("ratio", 0.0));
+    p->set_best_candidate_id(b->value("candidate_id", ""));
+  }
+  if (auto l = r.find("last"); l != r.end() && l->is_object()) {
+    std::string line = absl::StrCat("step ", l->value("step", 0), " ", l->value("action", ""), " ",
+                                    l->value("config", ""), ": ", l->value("outcome", ""));
+    if (l->value("outcome", "") == "ok") {
+      absl::StrAppend(&line, absl::StrFormat(" %.3fx", l->value("ratio", 0.0)));
+    }
+    p->set_last(line);
+  }
+}
+
+}  // namespace
+
+v1::JobEvent MakeJobEvent(const v1::Job& job, const std::string& message,
+                          int default_max_candidates) {
   v1::JobEvent ev;
   ev.set_job_id(job.id());
   ev.set_state(job.state());
@@ -57,6 +96,14 @@ v1::JobEvent MakeJobEvent(const v1::Job& job, const std::string& message) {
   }
   ev.set_message(message);
   ev.set_unix_ms(NowMs());
+  ev.set_elapsed_ms(std::max<int64_t>(0, ev.unix_ms() - job.created_unix_ms()));
+  if (job.deadline_unix_ms() > 0) {
+    ev.set_remaining_ms(
+        Finished(job.state()) ? 0 : std::max<int64_t>(0, job.deadline_unix_ms() - ev.unix_ms()));
+  }
+  if (job.spec().kind() == v1::JOB_KIND_TUNE) {
+    FillTuneProgress(job, default_max_candidates, ev.mutable_tune());
+  }
   *ev.mutable_job() = job;
   return ev;
 }
@@ -154,10 +201,10 @@ Status JobServiceImpl::WatchJob(ServerContext* ctx, const v1::WatchJobRequest* r
       seen_version = version;
       auto job = store_->GetJob(req->id());
       if (!job.ok()) return ToGrpc(job.status());
-      v1::JobEvent ev = MakeJobEvent(*job, "");
-      // Send only real changes (state or task progress).
-      std::string key = absl::StrCat(ev.state(), "/", ev.tasks_done(), "/", ev.tasks_failed(), "/",
-                                     job->updated_unix_ms());
+      v1::JobEvent ev = MakeJobEvent(*job, "", options_.planner.default_max_candidates);
+      // Send only real changes (state, tasks added or finished, planner progress).
+      std::string key = absl::StrCat(ev.state(), "/", ev.tasks_total(), "/", ev.tasks_done(), "/",
+                                     ev.tasks_failed(), "/", job->updated_unix_ms());
       if (key != last_sent) {
         last_sent = key;
         if (!writer->Write(ev)) return Status::OK;  // client went away
@@ -175,6 +222,27 @@ Status JobServiceImpl::ListWorkers(ServerContext* ctx, const v1::ListWorkersRequ
   auto workers = store_->ListWorkers(NowMs(), AliveMs(options_));
   if (!workers.ok()) return ToGrpc(workers.status());
   for (auto& w : *workers) *resp->add_workers() = std::move(w);
+  return Status::OK;
+}
+
+Status JobServiceImpl::ListArtifacts(ServerContext* ctx, const v1::ListArtifactsRequest* req,
+                                     v1::ListArtifactsResponse* resp) {
+  AUTHORIZE(ctx, Role::kClient, nullptr);
+  if (req->job_id().empty()) return Invalid("job_id: required");
+  auto job = store_->GetJob(req->job_id(), false);
+  if (!job.ok()) return ToGrpc(job.status());
+  auto rows = store_->ListArtifacts(req->job_id(), req->candidate_id());
+  if (!rows.ok()) return ToGrpc(rows.status());
+  for (auto& r : *rows) {
+    v1::Artifact* a = resp->add_artifacts();
+    a->set_id(r.id);
+    a->set_candidate_id(r.candidate_id);
+    a->set_target(r.target);
+    a->set_kind(r.kind);
+    a->set_bytes(std::move(r.bytes));
+    a->set_metadata_json(r.metadata_json);
+    a->set_created_unix_ms(r.created_ms);
+  }
   return Status::OK;
 }
 

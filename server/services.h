@@ -36,6 +36,8 @@ class JobServiceImpl final : public v1::JobService::Service {
                         grpc::ServerWriter<v1::JobEvent>*) override;
   grpc::Status ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest*,
                            v1::ListWorkersResponse*) override;
+  grpc::Status ListArtifacts(grpc::ServerContext*, const v1::ListArtifactsRequest*,
+                             v1::ListArtifactsResponse*) override;
   // Tune jobs go to the planner; without one they are refused.
   void set_planner(planner::Planner* planner) { planner_ = planner; }
 
@@ -67,8 +69,12 @@ class WorkerServiceImpl final : public v1::WorkerService::Service {
   const std::atomic<bool>* stopping_;
 };
 
-// A job event summarizing `job` (counts of done / failed tasks).
-v1::JobEvent MakeJobEvent(const v1::Job& job, const std::string& message);
+// An event for `job` as it stands: task counts, elapsed and remaining time,
+// and for tune jobs the planner's progress (TuneProgress) read from the
+// summary it stores after each step (planner/planner.h); a tune job without a
+// max_candidates of its own has the planner's `default_max_candidates`.
+v1::JobEvent MakeJobEvent(const v1::Job& job, const std::string& message,
+                          int default_max_candidates = 0);
 
 }  // namespace argus::server
 

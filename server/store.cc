@@ -84,6 +84,14 @@ const char* const kMigrations[] = {
       created_ms INTEGER NOT NULL
     );
     )sql",
+    // v1 -> v2: the lease pick walks queued tasks in queue order (state,
+    // created_ms, seq) and stops at the first one a worker may take, instead
+    // of sorting every queued task per lease; artifacts are found by candidate.
+    R"sql(
+    DROP INDEX tasks_by_state;
+    CREATE INDEX tasks_by_queue ON tasks(state, created_ms, seq);
+    CREATE INDEX artifacts_by_candidate ON artifacts(candidate_id);
+    )sql",
 };
 constexpr int kNumMigrations = sizeof(kMigrations) / sizeof(kMigrations[0]);
 static_assert(kNumMigrations == kSchemaVersion);
@@ -184,7 +192,8 @@ absl::StatusOr<v1::Job> JobStore::GetJobLocked(const std::string& id, bool with_
   ASSIGN_OR_RETURN(
       auto q,
       db_->Prepare(
-          "SELECT spec, state, error, created_ms, updated_ms, result_json FROM jobs WHERE id = ?"));
+          "SELECT spec, state, error, created_ms, updated_ms, result_json, deadline_ms FROM jobs "
+          "WHERE id = ?"));
   q.Bind(1, id);
   ASSIGN_OR_RETURN(bool row, q.Step());
   if (!row) return absl::NotFoundError(absl::StrCat("job ", id, " does not exist"));
@@ -198,6 +207,7 @@ absl::StatusOr<v1::Job> JobStore::GetJobLocked(const std::string& id, bool with_
   job.set_created_unix_ms(q.Int(3));
   job.set_updated_unix_ms(q.Int(4));
   job.set_result_json(q.Text(5));
+  job.set_deadline_unix_ms(q.Int(6));
   if (with_tasks) {
     ASSIGN_OR_RETURN(
         auto t,
@@ -405,7 +415,12 @@ absl::StatusOr<int> JobStore::ExpireLeasesLocked(int64_t now_ms) {
 absl::StatusOr<std::optional<v1::LeasedTask>> JobStore::LeaseTask(const std::string& worker_id,
                                                                   int64_t now_ms) {
   std::lock_guard lock(mu_);
-  RETURN_IF_ERROR(ExpireLeasesLocked(now_ms).status());
+  // Expiry is a write transaction: run it at most every kExpireEveryMs here
+  // (the server's reaper runs it too), not on every lease.
+  if (now_ms - last_expire_ms_ >= kExpireEveryMs || now_ms < last_expire_ms_) {
+    RETURN_IF_ERROR(ExpireLeasesLocked(now_ms).status());
+    last_expire_ms_ = now_ms;
+  }
   ASSIGN_OR_RETURN(auto wq, db_->Prepare("SELECT inventory FROM workers WHERE id = ?"));
   wq.Bind(1, worker_id);
   ASSIGN_OR_RETURN(bool known, wq.Step());
@@ -419,14 +434,14 @@ absl::StatusOr<std::optional<v1::LeasedTask>> JobStore::LeaseTask(const std::str
   ASSIGN_OR_RETURN(
       auto pick,
       db_->Prepare(
-          "SELECT t.id, t.job_id, t.kind, t.payload_json FROM tasks t JOIN jobs j ON j.id = "
-          "t.job_id "
+          "SELECT t.id, t.job_id, t.kind, t.payload_json FROM tasks t INDEXED BY tasks_by_queue "
+          "JOIN jobs j ON j.id = t.job_id "
           "WHERE t.state = 'queued' AND j.state IN (?1, ?2) "
           "AND (t.required_arch = '' OR instr(?3, ',' || t.required_arch || ',') > 0) "
           "AND (t.once_per_worker = 0 OR NOT EXISTS (SELECT 1 FROM tasks o WHERE o.job_id = "
           "t.job_id "
           "     AND o.kind = t.kind AND o.worker_id = ?4 AND o.state IN ('leased','done'))) "
-          "ORDER BY j.created_ms, t.seq LIMIT 1"));
+          "ORDER BY t.created_ms, t.seq LIMIT 1"));
   pick.Bind(1, int64_t{v1::JOB_STATE_QUEUED})
       .Bind(2, int64_t{v1::JOB_STATE_RUNNING})
       .Bind(3, archs)
@@ -738,6 +753,43 @@ absl::StatusOr<std::vector<JobStore::CandidateRow>> JobStore::ListCandidates(
     ASSIGN_OR_RETURN(bool row, q.Step());
     if (!row) break;
     out.push_back({q.Text(0), q.Text(1), q.Text(2), q.Text(3), q.Text(4), q.Int(5)});
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> JobStore::AddArtifact(const std::string& candidate_id,
+                                                  const std::string& target,
+                                                  const std::string& kind, const std::string& bytes,
+                                                  const std::string& metadata_json,
+                                                  int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  std::string id = NewId("a");
+  ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db_.get()));
+  ASSIGN_OR_RETURN(auto ins, db_->Prepare("INSERT INTO artifacts (id, candidate_id, target, kind, "
+                                          "bytes, metadata_json, created_ms) "
+                                          "VALUES (?,?,?,?,?,?,?)"));
+  ins.Bind(1, id).Bind(2, candidate_id).Bind(3, target).Bind(4, kind);
+  ins.BindBlob(5, bytes).Bind(6, metadata_json).Bind(7, now_ms);
+  RETURN_IF_ERROR(ins.Run());
+  RETURN_IF_ERROR(tx->Commit());
+  Bump();
+  return id;
+}
+
+absl::StatusOr<std::vector<JobStore::ArtifactRow>> JobStore::ListArtifacts(
+    const std::string& job_id, const std::string& candidate_id) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT a.id, a.candidate_id, a.target, a.kind, a.bytes, "
+                                        "a.metadata_json, a.created_ms FROM artifacts a "
+                                        "JOIN candidates c ON c.id = a.candidate_id "
+                                        "WHERE c.job_id = ?1 AND (?2 = '' OR a.candidate_id = ?2) "
+                                        "ORDER BY a.created_ms, a.rowid"));
+  q.Bind(1, job_id).Bind(2, candidate_id);
+  std::vector<ArtifactRow> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back({q.Text(0), q.Text(1), q.Text(2), q.Text(3), q.Text(4), q.Text(5), q.Int(6)});
   }
   return out;
 }

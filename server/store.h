@@ -8,8 +8,11 @@
 // applies pending migrations in order.
 //
 // Leases: a leased task carries an expiry time. ExpireLeases() (called by the
-// server's reaper and at every lease request) puts expired tasks back in the
-// queue; a task whose lease expired max_attempts times fails.
+// server's reaper, and by lease requests at most every 100 ms) puts expired
+// tasks back in the queue; a task whose lease expired max_attempts times
+// fails. Queued tasks are handed out oldest first (task creation time, then
+// their order in the job), through an index, so a lease costs the same with
+// 10 or 10,000 tasks queued.
 //
 // Thread safety: all methods are thread-safe (one connection, one mutex).
 #ifndef ARGUS_SERVER_STORE_H_
@@ -29,7 +32,7 @@
 
 namespace argus::server {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // A task to create with a job.
 struct NewTask {
@@ -125,6 +128,21 @@ class JobStore {
   // A job's candidates in creation order.
   absl::StatusOr<std::vector<CandidateRow>> ListCandidates(const std::string& job_id);
 
+  // Artifacts: a compiled kernel (PTX, code object) or other file made for a
+  // candidate, with its metadata (codegen's JSON). Returns the new id.
+  struct ArtifactRow {
+    std::string id, candidate_id, target, kind, bytes, metadata_json;
+    int64_t created_ms = 0;
+  };
+  absl::StatusOr<std::string> AddArtifact(const std::string& candidate_id,
+                                          const std::string& target, const std::string& kind,
+                                          const std::string& bytes,
+                                          const std::string& metadata_json, int64_t now_ms);
+  // The artifacts of a job's candidates (of one candidate if candidate_id is
+  // not empty), oldest first.
+  absl::StatusOr<std::vector<ArtifactRow>> ListArtifacts(const std::string& job_id,
+                                                         const std::string& candidate_id);
+
  private:
   JobStore(std::unique_ptr<Db> db, StoreOptions options) : db_(std::move(db)), options_(options) {}
   absl::Status Migrate();
@@ -137,6 +155,8 @@ class JobStore {
   std::unique_ptr<Db> db_;
   StoreOptions options_;
   std::atomic<int64_t> version_{0};
+  static constexpr int64_t kExpireEveryMs = 100;
+  int64_t last_expire_ms_ = 0;  // guarded by mu_
 };
 
 // A fresh random id with a prefix, e.g. "j-3f9a0c1d2b4e5f60".

@@ -146,5 +146,61 @@ TEST_CASE("overdue jobs fail with a count of what was done", "[store]") {
   CHECK(failed->error() == "deadline exceeded: 0 of 1 tasks done");
 }
 
+TEST_CASE("queued tasks are leased oldest first, in their order within a job", "[store]") {
+  auto store = JobStore::Open(TempDb());
+  REQUIRE(store.ok());
+  auto w = (*store)->RegisterWorker(Inv("interp"), "", 0);
+  auto later = (*store)->CreateJob(Probe(), {{"probe", "{}", "", false}}, 50, 0);
+  auto first =
+      (*store)->CreateJob(Probe(), {{"probe", "{}", "", false}, {"probe", "{}", "", false}}, 10, 0);
+  REQUIRE(later.ok());
+  REQUIRE(first.ok());
+  std::vector<std::string> order;
+  for (int i = 0; i < 3; ++i) {
+    auto t = (*store)->LeaseTask(*w, 100 + i);
+    REQUIRE(t.ok());
+    REQUIRE(t->has_value());
+    order.push_back((*t)->task_id());
+  }
+  CHECK(order ==
+        std::vector<std::string>{first->tasks(0).id(), first->tasks(1).id(), later->tasks(0).id()});
+  CHECK_FALSE((*store)->LeaseTask(*w, 200)->has_value());
+}
+
+TEST_CASE("artifacts are stored as bytes and listed by job and candidate", "[store]") {
+  auto store = JobStore::Open(TempDb());
+  REQUIRE(store.ok());
+  v1::JobSpec tune;
+  tune.set_kind(v1::JOB_KIND_TUNE);
+  auto job = (*store)->CreateJob(tune, {}, 0, 0);
+  auto other = (*store)->CreateJob(tune, {}, 0, 0);
+  REQUIRE((*store)->AddCandidate("c-1", job->id(), "", "src1", "{}", 1).ok());
+  REQUIRE((*store)->AddCandidate("c-2", job->id(), "c-1", "src2", "{}", 2).ok());
+  REQUIRE((*store)->AddCandidate("c-3", other->id(), "", "src3", "{}", 3).ok());
+  std::string binary(
+      "\x7f"
+      "ELF\0\1\2",
+      7);  // bytes with a NUL survive
+  auto a1 = (*store)->AddArtifact("c-1", "sm_90a", "ptx", ".version 8.0\n", R"({"symbol":"k"})", 4);
+  auto a2 = (*store)->AddArtifact("c-2", "gfx942", "hsaco", binary, "{}", 5);
+  auto a3 = (*store)->AddArtifact("c-3", "sm_90a", "ptx", "x", "{}", 6);
+  REQUIRE(a1.ok());
+  REQUIRE(a2.ok());
+  REQUIRE(a3.ok());
+  auto all = (*store)->ListArtifacts(job->id(), "");
+  REQUIRE(all.ok());
+  REQUIRE(all->size() == 2);
+  CHECK((*all)[0].id == *a1);
+  CHECK((*all)[0].metadata_json == R"({"symbol":"k"})");
+  CHECK((*all)[1].bytes == binary);
+  CHECK((*all)[1].kind == "hsaco");
+  auto one = (*store)->ListArtifacts(job->id(), "c-2");
+  REQUIRE(one->size() == 1);
+  CHECK((*one)[0].target == "gfx942");
+  // A candidate of another job is not listed under this one.
+  CHECK((*store)->ListArtifacts(job->id(), "c-3")->empty());
+  CHECK(*(*store)->CountRows("artifacts") == 3);
+}
+
 }  // namespace
 }  // namespace argus::server

@@ -288,10 +288,15 @@ void UpdateFromJob(const v1::Job& job, EntryState* es) {
   es->state = absl::AsciiStrToLower(v1::JobState_Name(job.state()).substr(10));
   es->error = job.error();
   json r = json::parse(job.result_json(), nullptr, false);
+  if (r.is_object() && r.contains("tried") && r["tried"].is_number_integer()) {
+    es->tried = r["tried"].get<int>();
+  }
   if (r.is_object() && r.contains("best") && r["best"].is_object()) {
     const json& b = r["best"];
-    if (b.contains("speedup") && b["speedup"].is_number())
-      es->best_speedup = b["speedup"].get<double>();
+    // The planner writes "ratio" (docs/planner.md); "speedup" is the older name.
+    for (const char* key : {"speedup", "ratio"}) {
+      if (b.contains(key) && b[key].is_number()) es->best_speedup = b[key].get<double>();
+    }
     if (b.contains("candidate_id") && b["candidate_id"].is_string())
       es->best_candidate = b["candidate_id"];
     if (b.contains("artifact") && b["artifact"].is_string()) es->artifact = b["artifact"];

@@ -52,6 +52,7 @@ struct EntryState {
   std::string best_candidate;  // candidate id, when the job reports one
   std::string artifact;        // where the best kernel's artifact is, when reported
   int64_t submitted_unix_ms = 0;
+  int tried = 0;  // tune: candidates the planner has finished (from the job; not saved)
 };
 
 struct BatchState {

@@ -107,6 +107,16 @@ TEST_CASE("manifest: state file round trip, results and dispatch tables") {
   UpdateFromJob(job, &es);
   CHECK(es.state == "succeeded");
   CHECK(es.best_speedup == 1.25);
+  {
+    // The planner's key is "ratio".
+    v1::Job planned = job;
+    planned.set_result_json(R"({"tried": 5, "best": {"candidate_id": "c-8", "ratio": 2.5}})");
+    EntryState other;
+    UpdateFromJob(planned, &other);
+    CHECK(other.best_speedup == 2.5);
+    CHECK(other.best_candidate == "c-8");
+    CHECK(other.tried == 5);
+  }
   s.entries[es.key] = es;
   s.entries["fleet"] = {"fleet", "j-2", "refused", "no worker, with \"quotes\", commas",
                         0,       "",    "",        5};

@@ -39,6 +39,7 @@ int BatchFail(const absl::Status& st) { return VerbFail("batch", st); }
 
 struct Counts {
   int pending = 0, queued = 0, running = 0, succeeded = 0, failed = 0, refused = 0;
+  int tried = 0;  // candidates finished over all tune jobs
   double best = 0;
   std::string best_key;
 };
@@ -57,6 +58,7 @@ Counts Count(const Manifest& m, const BatchState& s) {
     if (st == "succeeded") ++c.succeeded;
     if (st == "failed" || st == "cancelled") ++c.failed;
     if (st == "refused") ++c.refused;
+    if (it != s.entries.end()) c.tried += it->second.tried;
     if (it != s.entries.end() && it->second.best_speedup > c.best) {
       c.best = it->second.best_speedup;
       c.best_key = e.key;
@@ -72,6 +74,7 @@ std::string ProgressLine(const Manifest& m, const Counts& c, int64_t elapsed_ms)
       "to submit",
       m.name.empty() ? "-" : m.name, finished, static_cast<int>(m.entries.size()), c.succeeded,
       c.failed, c.refused, c.running, c.queued, c.pending);
+  if (c.tried > 0) absl::StrAppend(&line, "; ", c.tried, " candidates tried");
   if (c.best > 0) absl::StrAppend(&line, absl::StrFormat("; best %.3fx (%s)", c.best, c.best_key));
   absl::StrAppend(&line,
                   absl::StrFormat("; %llds elapsed", static_cast<long long>(elapsed_ms / 1000)));
@@ -150,7 +153,9 @@ int Batch(const std::string& verb, const std::vector<std::string>& args) {
   }
   state.manifest = file;
   state.server = addr;
-  Connection conn(addr);
+  auto dial = ResolveDialOptions({});  // $ARGUS_TOKEN
+  if (!dial.ok()) return BatchFail(dial.status());
+  Connection conn(addr, *dial);
   bool tty = isatty(2) && !json;
   int64_t start = NowMs(), last_ok = NowMs();
   std::string last_line;
@@ -193,8 +198,9 @@ int Batch(const std::string& verb, const std::vector<std::string>& args) {
       if (job.ok()) {
         last_ok = NowMs();
         std::string before = es.state;
+        int tried = es.tried;
         batch::UpdateFromJob(*job, &es);
-        changed |= before != es.state;
+        changed |= before != es.state || tried != es.tried;
       } else if (job.status().code() == absl::StatusCode::kNotFound) {
         es.state = "failed";
         es.error = "job " + es.job_id + " is not on server " + addr;
@@ -230,6 +236,21 @@ int Batch(const std::string& verb, const std::vector<std::string>& args) {
     std::this_thread::sleep_for(std::chrono::milliseconds(std::max<int64_t>(poll_ms, 50)));
   }
   if (tty) std::fprintf(stderr, "\n");
+  // The dispatch table names the stored image of each best kernel (what
+  // `argus export` writes), where the store has one.
+  bool found = false;
+  for (const auto& e : manifest->entries) {
+    EntryState& es = state.entries[e.key];
+    if (es.state != "succeeded" || es.best_candidate.empty() || !es.artifact.empty()) continue;
+    auto art = conn.BestArtifact(es.job_id, es.best_candidate, e.target);
+    if (art.ok() && art->has_value()) {
+      es.artifact = (*art)->id();
+      found = true;
+    }
+  }
+  if (found) {
+    if (auto st = save(); !st.ok()) return BatchFail(st);
+  }
 
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);

@@ -13,6 +13,7 @@
 #include "clients/cli/connection.h"
 #include "clients/cli/embedded.h"
 #include "clients/cli/exit_codes.h"
+#include "clients/cli/progress.h"
 #include "clients/cli/verb_flags.h"
 #include "nlohmann/json.hpp"
 
@@ -99,31 +100,27 @@ void PrintJob(const v1::Job& job) {
   }
 }
 
-// Progress printer: one rewritten line on a TTY, plain lines otherwise.
-class Progress {
- public:
-  explicit Progress(bool quiet) : quiet_(quiet), tty_(isatty(2)) {}
-  ~Progress() { Done(); }
-  void Update(const v1::JobEvent& ev) {
-    if (quiet_) return;
-    std::string line = absl::StrFormat("job %s: %s, %d/%d tasks done, %d failed", ev.job_id(),
-                                       StateName(ev.state()), ev.tasks_done(), ev.tasks_total(),
-                                       ev.tasks_failed());
-    if (tty_) {
-      std::fprintf(stderr, "\r\033[K%s", line.c_str());
-      dirty_ = true;
-    } else {
-      std::fprintf(stderr, "%s\n", line.c_str());
-    }
+// The body of the verbs that make one call and print its answer: connect to
+// the server, call with a fresh context, print the answer as JSON (--json)
+// or with `print`. `what` names the call in errors ("job ID", "workers").
+template <typename Resp>
+int CallAndPrint(
+    const std::string& verb, const Globals& g, const std::string& what,
+    const std::function<grpc::Status(v1::JobService::Stub*, grpc::ClientContext*, Resp*)>& call,
+    const std::function<void(const Resp&)>& print) {
+  auto conn = Connect(g);
+  if (!conn.ok()) return VerbFail(verb, conn.status());
+  Resp resp;
+  auto ctx = (*conn)->Context();
+  grpc::Status st = call((*conn)->jobs(), ctx.get(), &resp);
+  if (!st.ok()) return VerbFail(verb, (*conn)->Failed(what, st));
+  if (g.json) {
+    std::cout << ToJson(resp);
+  } else {
+    print(resp);
   }
-  void Done() {
-    if (dirty_) std::fprintf(stderr, "\n");
-    dirty_ = false;
-  }
-
- private:
-  bool quiet_, tty_, dirty_ = false;
-};
+  return kExitOk;
+}
 
 void PrintProbe(const v1::Job& job) {
   PrintJob(job);
@@ -265,16 +262,11 @@ int Status(const std::string& verb, const std::vector<std::string>& args) {
   std::vector<std::string> pos;
   if (int rc = ParseVerb(flags, verb, args, g, &pos); rc >= 0) return rc;
   if (pos.size() != 1) return Usage(verb, "expected one job id");
-  auto conn = Connect(g);
-  if (!conn.ok()) return VerbFail(verb, conn.status());
-  auto job = (*conn)->Get(pos[0]);
-  if (!job.ok()) return VerbFail(verb, job.status());
-  if (g.json) {
-    std::cout << ToJson(*job);
-  } else {
-    PrintJob(*job);
-  }
-  return kExitOk;
+  v1::GetJobRequest req;
+  req.set_id(pos[0]);
+  return CallAndPrint<v1::Job>(
+      verb, g, "job " + pos[0],
+      [&](auto* stub, auto* ctx, v1::Job* job) { return stub->GetJob(ctx, req, job); }, PrintJob);
 }
 
 int Watch(const std::string& verb, const std::vector<std::string>& args) {
@@ -329,21 +321,17 @@ int List(const std::string& verb, const std::vector<std::string>& args) {
       return Usage(verb, "--state: unknown state '" + state + "'");
     req.set_state(s);
   }
-  auto conn = Connect(g);
-  if (!conn.ok()) return VerbFail(verb, conn.status());
-  v1::ListJobsResponse resp;
-  auto ctx = (*conn)->Context();
-  grpc::Status st = (*conn)->jobs()->ListJobs(ctx.get(), req, &resp);
-  if (!st.ok()) return VerbFail(verb, (*conn)->Failed("list", st));
-  if (g.json) {
-    std::cout << ToJson(resp);
-    return kExitOk;
-  }
-  for (const auto& j : resp.jobs()) {
-    std::printf("%s  %-10s %-6s %s\n", j.id().c_str(), StateName(j.state()).c_str(),
-                v1::JobKind_Name(j.spec().kind()).substr(9).c_str(), j.error().c_str());
-  }
-  return kExitOk;
+  return CallAndPrint<v1::ListJobsResponse>(
+      verb, g, "list",
+      [&](auto* stub, auto* ctx, v1::ListJobsResponse* resp) {
+        return stub->ListJobs(ctx, req, resp);
+      },
+      [](const v1::ListJobsResponse& resp) {
+        for (const auto& j : resp.jobs()) {
+          std::printf("%s  %-10s %-6s %s\n", j.id().c_str(), StateName(j.state()).c_str(),
+                      v1::JobKind_Name(j.spec().kind()).substr(9).c_str(), j.error().c_str());
+        }
+      });
 }
 
 int Cancel(const std::string& verb, const std::vector<std::string>& args) {
@@ -355,20 +343,12 @@ int Cancel(const std::string& verb, const std::vector<std::string>& args) {
   std::vector<std::string> pos;
   if (int rc = ParseVerb(flags, verb, args, g, &pos); rc >= 0) return rc;
   if (pos.size() != 1) return Usage(verb, "expected one job id");
-  auto conn = Connect(g);
-  if (!conn.ok()) return VerbFail(verb, conn.status());
   v1::CancelJobRequest req;
   req.set_id(pos[0]);
-  v1::Job job;
-  auto ctx = (*conn)->Context();
-  grpc::Status st = (*conn)->jobs()->CancelJob(ctx.get(), req, &job);
-  if (!st.ok()) return VerbFail(verb, (*conn)->Failed("job " + pos[0], st));
-  if (g.json) {
-    std::cout << ToJson(job);
-  } else {
-    PrintJob(job);
-  }
-  return kExitOk;
+  return CallAndPrint<v1::Job>(
+      verb, g, "job " + pos[0],
+      [&](auto* stub, auto* ctx, v1::Job* job) { return stub->CancelJob(ctx, req, job); },
+      PrintJob);
 }
 
 int Workers(const std::string& verb, const std::vector<std::string>& args) {
@@ -379,25 +359,21 @@ int Workers(const std::string& verb, const std::vector<std::string>& args) {
   std::vector<std::string> pos;
   if (int rc = ParseVerb(flags, verb, args, g, &pos); rc >= 0) return rc;
   if (!pos.empty()) return Usage(verb, "unexpected argument '" + pos[0] + "'");
-  auto conn = Connect(g);
-  if (!conn.ok()) return VerbFail(verb, conn.status());
-  v1::ListWorkersResponse resp;
-  auto ctx = (*conn)->Context();
-  grpc::Status st = (*conn)->jobs()->ListWorkers(ctx.get(), {}, &resp);
-  if (!st.ok()) return VerbFail(verb, (*conn)->Failed("workers", st));
-  if (g.json) {
-    std::cout << ToJson(resp);
-    return kExitOk;
-  }
-  for (const auto& w : resp.workers()) {
-    std::string archs;
-    for (const auto& d : w.inventory().devices())
-      absl::StrAppend(&archs, archs.empty() ? "" : ",", d.arch());
-    std::printf("%s  %-5s host %-12s archs %-16s leases %d\n", w.id().c_str(),
-                w.alive() ? "alive" : "dead", w.inventory().hostname().c_str(), archs.c_str(),
-                w.leased_tasks());
-  }
-  return kExitOk;
+  return CallAndPrint<v1::ListWorkersResponse>(
+      verb, g, "workers",
+      [](auto* stub, auto* ctx, v1::ListWorkersResponse* resp) {
+        return stub->ListWorkers(ctx, v1::ListWorkersRequest(), resp);
+      },
+      [](const v1::ListWorkersResponse& resp) {
+        for (const auto& w : resp.workers()) {
+          std::string archs;
+          for (const auto& d : w.inventory().devices())
+            absl::StrAppend(&archs, archs.empty() ? "" : ",", d.arch());
+          std::printf("%s  %-5s host %-12s archs %-16s leases %d\n", w.id().c_str(),
+                      w.alive() ? "alive" : "dead", w.inventory().hostname().c_str(), archs.c_str(),
+                      w.leased_tasks());
+        }
+      });
 }
 
 std::vector<Verb>& MutableVerbs() {

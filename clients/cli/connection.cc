@@ -72,6 +72,25 @@ absl::StatusOr<v1::Job> Connection::Get(const std::string& id) {
   return job;
 }
 
+absl::StatusOr<std::optional<v1::Artifact>> Connection::BestArtifact(const std::string& job,
+                                                                     const std::string& candidate,
+                                                                     const std::string& target) {
+  if (candidate.empty()) return std::optional<v1::Artifact>();
+  v1::ListArtifactsRequest req;
+  req.set_job_id(job);
+  req.set_candidate_id(candidate);
+  v1::ListArtifactsResponse resp;
+  auto ctx = Context();
+  grpc::Status st = jobs_->ListArtifacts(ctx.get(), req, &resp);
+  if (!st.ok()) return Failed("artifacts of job " + job, st);
+  std::optional<v1::Artifact> pick;
+  for (const auto& a : resp.artifacts()) {
+    if (a.kind() != "ptx" && a.kind() != "hsaco") continue;
+    if (!pick || (a.target() == target && pick->target() != target)) pick = a;
+  }
+  return pick;
+}
+
 absl::StatusOr<v1::Job> Connection::Watch(const std::string& id,
                                           const std::function<void(const v1::JobEvent&)>& on_event,
                                           std::chrono::milliseconds reconnect_for) {

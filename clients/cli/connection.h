@@ -13,6 +13,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -35,6 +36,11 @@ class Connection {
 
   absl::StatusOr<v1::Job> Submit(const v1::JobSpec& spec);
   absl::StatusOr<v1::Job> Get(const std::string& id);
+  // The compiled kernel stored for a job's candidate (ListArtifacts): a ptx
+  // or hsaco artifact, of `target` where there are several; nullopt if none.
+  absl::StatusOr<std::optional<v1::Artifact>> BestArtifact(const std::string& job,
+                                                           const std::string& candidate,
+                                                           const std::string& target);
   // Streams events until the job ends, calling on_event for each. Reconnects
   // (and resumes) when the stream breaks, for up to `reconnect_for`.
   absl::StatusOr<v1::Job> Watch(const std::string& id,

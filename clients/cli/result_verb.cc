@@ -3,12 +3,15 @@
 //
 // Both read the job's result_json. A tune job's result carries the best
 // kernel under "best" (see docs/api.md, "Job results"): candidate_id,
-// speedup, source, invariants, artifact, ptx or code_object_b64, metadata.
+// ratio (speed-up), source, invariants, artifact, metadata. export takes the
+// compiled kernel from the store's artifacts table (ListArtifacts of the best
+// candidate), else from the result's ptx / code_object_b64.
 // A probe job's result lists each worker's inventory.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -29,9 +32,10 @@ using nlohmann::json;
 
 int ResultFail(const std::string& verb, const absl::Status& st) { return VerbFail(verb, st); }
 
-// Parses the verb's flags and fetches JOB; returns -1 and fills *job to go on.
+// Parses the verb's flags and fetches JOB; returns -1 and fills *job (and
+// *conn, the connection it used) to go on.
 int FetchJob(const std::string& verb, FlagSet& flags, const std::vector<std::string>& args,
-             const VerbFlags& g, v1::Job* job) {
+             const VerbFlags& g, v1::Job* job, std::unique_ptr<Connection>* conn) {
   std::string id;
   if (int rc = ParseOneArg(verb, flags, args, g, "job id", &id); rc >= 0) return rc;
   std::string addr = ResolveServerAddress(g.server);
@@ -39,11 +43,22 @@ int FetchJob(const std::string& verb, FlagSet& flags, const std::vector<std::str
     return ResultFail(
         verb, absl::InvalidArgumentError("no server: pass --server HOST:PORT or set ARGUS_SERVER"));
   }
-  Connection conn(addr);
-  auto got = conn.Get(id);
+  auto dial = ResolveDialOptions({});  // $ARGUS_TOKEN
+  if (!dial.ok()) return ResultFail(verb, dial.status());
+  *conn = std::make_unique<Connection>(addr, *dial);
+  auto got = (*conn)->Get(id);
   if (!got.ok()) return ResultFail(verb, got.status());
   *job = *got;
   return -1;
+}
+
+// The best kernel's speed-up: "ratio" as the planner writes it ("speedup" in
+// results written before it).
+std::optional<double> Speedup(const json& best) {
+  for (const char* key : {"ratio", "speedup"}) {
+    if (best.contains(key) && best[key].is_number()) return best[key].get<double>();
+  }
+  return std::nullopt;
 }
 
 std::string StateText(const v1::Job& job) {
@@ -65,7 +80,8 @@ int Result(const std::string& verb, const std::vector<std::string>& args) {
                 "example: argus result j-0123456789abcdef --json");
   g.Declare(flags);
   v1::Job job;
-  if (int rc = FetchJob(verb, flags, args, g, &job); rc >= 0) return rc;
+  std::unique_ptr<Connection> conn;
+  if (int rc = FetchJob(verb, flags, args, g, &job, &conn); rc >= 0) return rc;
   const bool as_json = g.json;
   json r = ResultOf(job);
   json out = {{"id", job.id()}, {"state", StateText(job)}, {"error", job.error()}};
@@ -79,15 +95,21 @@ int Result(const std::string& verb, const std::vector<std::string>& args) {
     if (r.contains("best") && r["best"].is_object()) {
       const json& b = r["best"];
       std::printf("best kernel: %s\n", b.value("candidate_id", "?").c_str());
-      if (b.contains("speedup") && b["speedup"].is_number()) {
-        std::printf("  speed-up over the vendor library: %.3fx\n", b["speedup"].get<double>());
+      if (auto x = Speedup(b)) {
+        std::printf("  speed-up over the %s: %.3fx\n",
+                    r.value("baseline_name", std::string("vendor library")).c_str(), *x);
       }
       if (b.contains("artifact")) std::printf("  artifact: %s\n", b["artifact"].dump().c_str());
       if (b.contains("invariants") && b["invariants"].is_array()) {
         std::printf("  verified invariants:\n");
         for (const auto& inv : b["invariants"]) {
-          std::printf("    line %s: %s\n", inv.contains("line") ? inv["line"].dump().c_str() : "?",
-                      inv.value("text", "").c_str());
+          if (inv.is_string()) {  // the planner's: the template's invariants as text
+            std::printf("    %s\n", inv.get<std::string>().c_str());
+          } else if (inv.is_object()) {
+            std::printf("    line %s: %s\n",
+                        inv.contains("line") ? inv["line"].dump().c_str() : "?",
+                        inv.value("text", "").c_str());
+          }
         }
       }
       if (b.contains("source") && b["source"].is_string()) {
@@ -223,7 +245,8 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
   g.Declare(flags, /*with_json=*/false);
   flags.String("o", &out, "output directory");
   v1::Job job;
-  if (int rc = FetchJob(verb, flags, args, g, &job); rc >= 0) return rc;
+  std::unique_ptr<Connection> conn;
+  if (int rc = FetchJob(verb, flags, args, g, &job, &conn); rc >= 0) return rc;
   if (out.empty()) return ResultFail(verb, absl::InvalidArgumentError("-o DIR is required"));
   json r = ResultOf(job);
   if (!r.contains("best") || !r["best"].is_object()) {
@@ -234,10 +257,27 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
   }
   const json& b = r["best"];
   json meta = b.contains("metadata") && b["metadata"].is_object() ? b["metadata"] : json::object();
-  std::string kernel = meta.value("kernel_name", b.value("kernel_name", "kernel"));
   std::string image;
   std::string image_file;
-  if (b.contains("ptx") && b["ptx"].is_string()) {
+  std::string artifact_id;
+  // First the artifacts table (what the worker compiled for the best
+  // candidate), then what the result itself carries.
+  auto art = conn->BestArtifact(job.id(), b.value("candidate_id", ""), r.value("target", ""));
+  if (!art.ok()) return ResultFail(verb, art.status());
+  if (art->has_value()) {
+    const v1::Artifact& a = **art;
+    image = a.bytes();
+    image_file = a.kind() == "ptx" ? "kernel.ptx" : "kernel.hsaco";
+    artifact_id = a.id();
+    json am = json::parse(a.metadata_json(), nullptr, false);
+    if (am.is_object()) {
+      for (auto& [k, v] : am.items()) meta[k] = v;  // the artifact's own metadata wins
+      if (!meta.contains("kernel_name") && am.contains("symbol"))
+        meta["kernel_name"] = am["symbol"];
+      if (!meta.contains("shared_bytes") && am.contains("dynamic_shared_bytes"))
+        meta["shared_bytes"] = am["dynamic_shared_bytes"];
+    }
+  } else if (b.contains("ptx") && b["ptx"].is_string()) {
     image = b["ptx"];
     image_file = "kernel.ptx";
   } else if (b.contains("code_object_b64") && b["code_object_b64"].is_string()) {
@@ -246,12 +286,14 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
     }
     image_file = "kernel.hsaco";
   } else {
-    return ResultFail(verb, absl::NotFoundError(absl::StrCat(
-                                "job ", job.id(),
-                                ": the best kernel has no PTX or code object in "
-                                "the result (artifact: ",
-                                b.contains("artifact") ? b["artifact"].dump() : "none", ")")));
+    return ResultFail(verb,
+                      absl::NotFoundError(absl::StrCat(
+                          "job ", job.id(), ": the best kernel (", b.value("candidate_id", "?"),
+                          ") has no PTX or code object, neither in the artifacts table nor "
+                          "in the result (artifact: ",
+                          b.contains("artifact") ? b["artifact"].dump() : "none", ")")));
   }
+  std::string kernel = meta.value("kernel_name", b.value("kernel_name", "kernel"));
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (ec)
@@ -259,7 +301,8 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
   json full = meta;
   full["job_id"] = job.id();
   full["candidate_id"] = b.value("candidate_id", "");
-  if (b.contains("speedup")) full["speedup"] = b["speedup"];
+  if (auto x = Speedup(b)) full["speedup"] = *x;
+  if (!artifact_id.empty()) full["artifact_id"] = artifact_id;
   full["image"] = image_file;
   std::vector<std::pair<std::string, std::string>> files = {
       {image_file, image},

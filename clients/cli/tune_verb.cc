@@ -20,6 +20,7 @@
 #include "clients/cli/connection.h"
 #include "clients/cli/embedded.h"
 #include "clients/cli/exit_codes.h"
+#include "clients/cli/progress.h"
 #include "gpu_worker/daemon.h"
 #include "nlohmann/json.hpp"
 #include "planner/interp_backend.h"
@@ -79,9 +80,10 @@ int TuneFail(const std::string& verb, const absl::Status& st) {
 // A step's speed-up over the baseline (baseline time / ours; > 1 is faster).
 double Speedup(const json& j) { return j.value("speedup", j.value("ratio", 0.0)); }
 
-// Prints the steps of the progress summary `r` after step `*printed`.
-void PrintSteps(const json& r, int* printed) {
-  if (!r.contains("recent")) return;
+// The steps of the progress summary `r` after step `*printed`, one line each.
+std::string StepLines(const json& r, int* printed) {
+  std::string out;
+  if (!r.contains("recent")) return out;
   double best = r.contains("best") ? Speedup(r["best"]) : 0.0;
   for (const json& l : r["recent"]) {
     int step = l.value("step", 0);
@@ -94,11 +96,14 @@ void PrintSteps(const json& r, int* printed) {
       std::string m = l.value("message", "");
       what = absl::StrCat(what, ": ", m.substr(0, m.find('\n')));
     }
-    std::cout << absl::StrFormat("[%d] %-10s %-40s %s\n", step, l.value("action", ""),
-                                 l.value("config", ""), what);
+    absl::StrAppend(&out, absl::StrFormat("[%d] %-10s %-40s %s\n", step, l.value("action", ""),
+                                          l.value("config", ""), what));
   }
-  std::cout << absl::StrFormat("    best %.3fx (tried %d, verified %d, rejected %d)\n", best,
-                               r.value("tried", 0), r.value("verified", 0), r.value("rejected", 0));
+  if (out.empty()) return out;
+  absl::StrAppend(
+      &out, absl::StrFormat("    best %.3fx (tried %d, verified %d, rejected %d)\n", best,
+                            r.value("tried", 0), r.value("verified", 0), r.value("rejected", 0)));
+  return out;
 }
 
 int Tune(const std::string& verb, const std::vector<std::string>& args) {
@@ -210,16 +215,22 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
   auto job = conn.Submit(spec);
   if (!job.ok()) return TuneFail(verb, job.status());
   std::cout << "job " << job->id() << ": tuning " << planner::Describe(*problem) << " on " << target
-            << "\n";
+            << "\n"
+            << std::flush;  // a script may watch the job meanwhile
   int printed = -1;
+  Progress progress(/*quiet=*/false);  // stderr: a bar on a terminal, else plain lines
   auto done = conn.Watch(
       job->id(),
       [&](const v1::JobEvent& ev) {
         json r = json::parse(ev.job().result_json(), nullptr, false);
-        if (r.is_discarded() || !r.is_object()) return;
-        if (!as_json) PrintSteps(r, &printed);
+        if (!as_json && r.is_object()) {
+          std::string steps = StepLines(r, &printed);
+          if (!steps.empty()) progress.Above(steps);
+        }
+        progress.Update(ev);
       },
       std::chrono::minutes(10));
+  progress.Done();
   if (!done.ok()) return TuneFail(verb, done.status());
   json r = json::parse(done->result_json(), nullptr, false);
   if (r.is_discarded()) r = json::object();

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "clients/dashboard/assets.h"
 #include "nlohmann/json.hpp"
+#include "server/services.h"
 
 namespace argus::dashboard {
 namespace {
@@ -269,6 +270,19 @@ Response Dashboard::JobJson(const std::string& id) {
   j["tasks_total"] = job->tasks_size();
   j["tasks_done"] = done;
   j["tasks_failed"] = failed;
+  if (job->spec().kind() == v1::JOB_KIND_TUNE) {
+    // The same progress the CLI shows (JobEvent.tune, from the planner's summary).
+    v1::JobEvent ev = server::MakeJobEvent(*job, "", options_.default_max_candidates);
+    const v1::TuneProgress& t = ev.tune();
+    j["progress"] = {{"tried", t.tried()},
+                     {"verified", t.verified()},
+                     {"rejected", t.rejected()},
+                     {"in_flight", t.in_flight()},
+                     {"max_candidates", t.max_candidates()},
+                     {"best_ratio", t.best_ratio()},
+                     {"elapsed_ms", ev.elapsed_ms()},
+                     {"remaining_ms", ev.remaining_ms()}};
+  }
   auto cands = store_->ListCandidates(id);
   auto steps = store_->ListTrajectory(id);
   if (!cands.ok() || !steps.ok()) {

@@ -25,9 +25,10 @@
 namespace argus::dashboard {
 
 struct DashboardOptions {
-  std::string admin_token;   // empty: read-only
-  int64_t alive_ms = 6'000;  // a worker is alive if it heartbeat within this
-  int max_jobs = 500;        // /api/jobs returns at most this many
+  std::string admin_token;          // empty: read-only
+  int64_t alive_ms = 6'000;         // a worker is alive if it heartbeat within this
+  int max_jobs = 500;               // /api/jobs returns at most this many
+  int default_max_candidates = 16;  // the planner's, for tune jobs that name none
 };
 
 class Dashboard {

@@ -86,6 +86,10 @@ TEST_CASE("dashboard: jobs, one job with candidates, workers, filters") {
   CHECK(job["candidates"][2]["detail"]["diagnostics"][0]["counterexample"]["thread"] == 37);
   CHECK(job["candidates"][0]["detail"]["invariants"][0]["line"] == 5);  // header line + 4
   CHECK(job["candidates"][0]["source"].get<std::string>().find("assert_tag") != std::string::npos);
+  // The tune progress the CLI shows: the budget from the spec, times from the job.
+  REQUIRE(job.contains("progress"));
+  CHECK(job["progress"]["max_candidates"] == 8);
+  CHECK(job["progress"]["elapsed_ms"].get<int64_t>() >= 0);
 
   auto pjob = J(Call(d, "GET", "/api/jobs/" + pj->id()));
   CHECK(pjob["tasks"].size() == 1);

@@ -112,3 +112,23 @@ class Cluster:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def check(cond, what):
+    """Fails the test with `what` unless cond; prints `ok: what` otherwise."""
+    if not cond:
+        raise AssertionError(what)
+    print("ok:", what)
+
+
+def run_checks(cluster, body):
+    """Runs body(cluster) inside the cluster; a failure prints the exception and
+    every log. Returns the process exit code (0 and PASS when it passed)."""
+    with cluster as c:
+        try:
+            body(c)
+        except Exception:  # noqa: BLE001
+            c.report_failure()
+            return 1
+    print("PASS")
+    return 0

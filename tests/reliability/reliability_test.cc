@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,14 +13,17 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "argus/v1/jobs.grpc.pb.h"
 #include "argus/v1/workers.grpc.pb.h"
 #include "gpu_worker/dial.h"
+#include "nlohmann/json.hpp"
 #include "server/server.h"
 #include "tests/e2e/harness.h"
 #include "tests/reliability/store_count.h"
@@ -130,6 +134,96 @@ TEST_CASE("a worker SIGKILLed holding a lease: the task is re-leased and finishe
       s, (long long)attempts, (long long)rows);
   CHECK(attempts == 2);
   CHECK(rows == 1);
+}
+
+TEST_CASE(
+    "a candidate's runner that hangs and one that faults: watchdog outcomes and the worker "
+    "goes on",
+    "[reliability]") {
+  Harness h;
+  h.StartServer({"--heartbeat_ms", "200", "--lease_ms", "5000"});
+  // A stand-in argus-runner (no GPU here): the first candidate it is given
+  // hangs, the second dies of SIGSEGV, the rest report a result. The real
+  // worker compiles each candidate to PTX and runs this under its watchdog.
+  std::string calls = h.dir() + "/calls";
+  std::filesystem::create_directory(calls);
+  std::string runner = h.dir() + "/fake-runner.sh";
+  std::ofstream(runner)
+      << "#!/bin/sh\n"
+      << "case \" $* \" in *\" --inventory \"*) exit 3;; esac\n"
+      << "n=$(ls " << calls << " | wc -l); touch " << calls << "/$$\n"
+      << "case $n in\n"
+      << "  0) exec sleep 600;;\n"
+      << "  1) kill -SEGV $$;;\n"
+      << "  *) echo '{\"outcome\":\"ok\",\"message\":\"stand-in\",\"ratio\":1.5}' "
+         "> \"$4\"; exit 0;;\n"
+      << "esac\n";
+  chmod(runner.c_str(), 0755);
+  std::ifstream src(std::string(ARGUS_SOURCE_DIR) + "/examples/rmsnorm.py");
+  std::stringstream ss;
+  ss << src.rdbuf();
+  nlohmann::json payload = {{"source", ss.str()},
+                            {"kernel", "rmsnorm"},
+                            {"target", "sm_90a"},
+                            {"backend", "gpu"},
+                            {"dims", {{"R", 4}, {"N", 64}}},
+                            {"check", {{"op", "rmsnorm"}, {"a", "X"}, {"b", "W"}, {"c", "Y"}}},
+                            {"timeout_s", 1}};
+  constexpr int kCandidates = 4;
+  std::string job_id;
+  {
+    // Candidate tasks go into the store as the planner adds them; the server
+    // hands them out like any other.
+    auto store = server::JobStore::Open(h.db());
+    REQUIRE(store.ok());
+    v1::JobSpec spec;
+    spec.set_kind(v1::JOB_KIND_PROBE);
+    spec.set_client("faults");
+    std::vector<server::NewTask> tasks(kCandidates, {"candidate", payload.dump(), "", false});
+    int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+    auto job = (*store)->CreateJob(spec, tasks, now, now + 120'000);
+    REQUIRE(job.ok());
+    job_id = job->id();
+  }
+  auto t0 = Clock::now();
+  h.StartWorker({"--runner", runner, "--runner_grace_s", "1"});
+  std::string finished =
+      "SELECT COUNT(*) FROM jobs WHERE state IN (3, 4) AND id = '" + job_id + "'";
+  REQUIRE(Harness::WaitFor([&] { return Count(h.db(), finished) == 1; }, 60'000));
+  double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  auto store = server::JobStore::Open(h.db());
+  REQUIRE(store.ok());
+  auto job = (*store)->GetJob(job_id);
+  REQUIRE(job.ok());
+  std::map<std::string, int> outcomes;
+  std::set<std::string> workers;
+  std::string timeout_msg, crash_msg;
+  for (const auto& t : job->tasks()) {
+    auto r = nlohmann::json::parse(t.result_json(), nullptr, false);
+    std::string o = r.is_object() ? r.value("outcome", "?") : "?";
+    ++outcomes[o];
+    workers.insert(t.worker_id());
+    if (o == "timeout") timeout_msg = r.value("message", "");
+    if (o == "crash") crash_msg = r.value("message", "");
+    CHECK(t.state() == "done");
+    CHECK(t.attempts() == 1);
+  }
+  CHECK(job->state() == v1::JOB_STATE_SUCCEEDED);
+  CHECK(outcomes["timeout"] == 1);
+  CHECK(outcomes["crash"] == 1);
+  CHECK(outcomes["ok"] == kCandidates - 2);
+  CHECK(workers.size() == 1);  // one worker did all four: it went on after both faults
+  CHECK(timeout_msg.find("watchdog") != std::string::npos);
+  CHECK(crash_msg.find("signal 11") != std::string::npos);
+  auto jobs = v1::JobService::NewStub(worker::Dial(h.address(), {}));
+  CHECK(AliveWorkers(jobs.get()) == 1);
+  std::printf(
+      "figure: %d candidates on one worker: hang -> %s; fault -> %s; %d more ok; all done in "
+      "%.1f s, worker alive\n",
+      kCandidates, timeout_msg.c_str(), crash_msg.substr(0, crash_msg.find(" without")).c_str(),
+      outcomes["ok"], s);
 }
 
 TEST_CASE("a full disk: the server refuses new work clearly and loses nothing committed",

@@ -2,6 +2,7 @@
 // certificates, input limits, and a worker whose children see no credential.
 // Each refusal is checked for its code and its message, and printed.
 #include <grpcpp/grpcpp.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/str_replace.h"
 #include "argus/v1/jobs.grpc.pb.h"
 #include "argus/v1/workers.grpc.pb.h"
 #include "gpu_worker/dial.h"
@@ -93,6 +95,12 @@ std::map<std::string, grpc::Status> CallEverything(const std::shared_ptr<grpc::C
   {
     v1::ListWorkersResponse resp;
     out["ListWorkers"] = jobs->ListWorkers(Ctx().get(), {}, &resp);
+  }
+  {
+    v1::ListArtifactsRequest req;
+    req.set_job_id("j-x");
+    v1::ListArtifactsResponse resp;
+    out["ListArtifacts"] = jobs->ListArtifacts(Ctx().get(), req, &resp);
   }
   {
     v1::RegisterWorkerResponse resp;
@@ -201,8 +209,8 @@ TEST_CASE("with tokens configured every call needs the token of its service", "[
   // Health stays open for probes (systemd, Kubernetes).
   CHECK(HealthServing(Dial(*addr, {})));
   std::printf("figure: %d calls refused, %d let through, health open\n", refused, allowed);
-  CHECK(refused == 10 + 10 + 4 + 6 + 4);
-  CHECK(allowed == 6 + 4 + 6);
+  CHECK(refused == 11 + 11 + 4 + 7 + 4);  // none, wrong, client, worker, admin
+  CHECK(allowed == 7 + 4 + 7);
   server.Shutdown();
 }
 
@@ -480,6 +488,67 @@ TEST_CASE("the worker's children see none of its credentials", "[security]") {
   CHECK(leaks == 0);
   std::printf("figure: %d credentials visible to the worker's child (env and /proc/PPID/environ)\n",
               leaks);
+}
+
+TEST_CASE("a worker started as root runs argus-runner as --run_as", "[security]") {
+  if (geteuid() != 0 || getpwnam("nobody") == nullptr) {
+    std::printf("SKIPPED: dropping privileges needs root and the user nobody\n");
+    return;
+  }
+  e2e::Harness h;
+  std::string dir = h.dir();
+  Tokens t = WriteTokens(dir);  // root's files, in root's directory
+  h.StartServer({"--token_file", t.client, "--worker_token_file", t.worker, "--heartbeat_ms", "200",
+                 "--lease_ms", "2000"});
+  // The spy runner lives where nobody may run it and write what it saw.
+  char tmpl[] = "/tmp/argus-spy-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  std::string spy_dir = tmpl;
+  chmod(spy_dir.c_str(), 0755);
+  std::filesystem::create_directory(spy_dir + "/out");
+  chmod((spy_dir + "/out").c_str(), 0777);
+  std::string runner = spy_dir + "/spy-runner.sh";
+  std::string out = spy_dir + "/out/seen.txt";
+  std::ofstream(runner) << "#!/bin/sh\n{ echo uid=$(id -u) gid=$(id -g) groups=$(id -G)\n"
+                        << "  cat " << t.worker << " >/dev/null 2>&1 && echo token=read || "
+                        << "echo token=denied\n"
+                        << "  cat /proc/$PPID/environ >/dev/null 2>&1 && echo environ=read || "
+                        << "echo environ=denied\n"
+                        << "  touch /root/argus-spy 2>/dev/null && echo root_write=yes || "
+                        << "echo root_write=denied\n"
+                        << "  echo sockets=$(ls -l /proc/$$/fd | grep -c socket:)\n} > " << out
+                        << ".tmp; mv " << out << ".tmp " << out << "\nexit 3\n";
+  chmod(runner.c_str(), 0755);
+  h.StartWorker({"--worker_token_file", t.worker, "--runner", runner, "--run_as", "nobody"});
+  REQUIRE(e2e::Harness::WaitFor([&] { return std::filesystem::exists(out); }, 20'000));
+  std::ifstream in(out);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string seen = ss.str();
+  passwd* nobody = getpwnam("nobody");
+  std::string ids = "uid=" + std::to_string(nobody->pw_uid) +
+                    " gid=" + std::to_string(nobody->pw_gid) +
+                    " groups=" + std::to_string(nobody->pw_gid) + "\n";
+  // No socket of the worker's (its authenticated gRPC channel) is inherited.
+  CHECK(seen == ids + "token=denied\nenviron=denied\nroot_write=denied\nsockets=0\n");
+  std::printf(
+      "figure: the runner of a root worker ran as %s; worker token file, worker environ, "
+      "/root, inherited sockets: %s\n",
+      ids.substr(0, ids.size() - 1).c_str(),
+      absl::StrReplaceAll(seen.substr(ids.size()), {{"\n", " "}}).c_str());
+  // --run_as root and unknown users are refused at start-up.
+  for (const char* bad : {"root", "no-such-user-argus"}) {
+    ProcessOptions o;
+    o.argv = {std::string(ARGUS_BINARY_DIR) + "/bin/argus-worker", "--server", "127.0.0.1:1",
+              "--run_as", bad};
+    o.timeout = std::chrono::seconds(20);
+    auto r = RunWithTimeout(o);
+    REQUIRE(r.ok());
+    CHECK(r->exit_code == 2);
+    CHECK(r->stderr_text.find("--run_as") != std::string::npos);
+    std::printf("  refused --run_as %-20s %s", bad, r->stderr_text.c_str());
+  }
+  std::filesystem::remove_all(spy_dir);
 }
 
 }  // namespace

@@ -180,6 +180,11 @@ function probeView(job) {
     return `<div class="card probe"><div>worker <code>${esc(t.worker_id)}</code> on <b>${esc(inv.hostname || "?")}</b></div><ul>${devs}</ul></div>`;
   }).join("");
 }
+// Candidates tried of the budget, elapsed and time left (tune jobs).
+function budget(p, finished) {
+  const clock = ms => { const s = Math.floor(ms / 1000); return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`; };
+  return `${p.tried}/${p.max_candidates} · ${clock(p.elapsed_ms)}${finished ? "" : ` · ${clock(p.remaining_ms)} left`}`;
+}
 function renderJob(job) {
   const pts = points(job);
   const measured = pts.filter(p => p.v !== "rejected" && p.y !== null);
@@ -197,6 +202,7 @@ function renderJob(job) {
       <div class="card">verified/measured<b>${measured.length}</b></div>
       <div class="card">rejected<b id="n-rejected">${pts.filter(p => p.v === "rejected").length}</b></div>
       <div class="card">best speed-up<b id="best-speedup">${best ? best.y.toFixed(3) + "×" : "-"}</b></div>
+      ${job.progress ? `<div class="card">budget<b id="budget">${budget(job.progress, finished)}</b></div>` : ""}
     </div>`;
   if (pts.length) {
     h += `<h2>Speed-up per candidate</h2><div class="plot" id="plot">${plot(pts)}</div>`;
