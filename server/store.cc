@@ -123,6 +123,7 @@ absl::Status JobStore::Migrate() {
   int version = 0;
   ASSIGN_OR_RETURN(bool row, q.Step());
   if (row) version = static_cast<int>(q.Int(0));
+  q.Reset();  // a statement still reading would lock the tables a migration drops or alters
   if (version > kSchemaVersion) {
     return absl::FailedPreconditionError(absl::StrCat("database schema version ", version,
                                                       " is newer than this server's ",

@@ -202,5 +202,47 @@ TEST_CASE("artifacts are stored as bytes and listed by job and candidate", "[sto
   CHECK(*(*store)->CountRows("artifacts") == 3);
 }
 
+TEST_CASE("a v1 store is migrated to v2 on open and keeps its queue", "[store]") {
+  std::string path = TempDb();
+  std::string job_id;
+  {
+    auto store = JobStore::Open(path);
+    REQUIRE(store.ok());
+    auto job = (*store)->CreateJob(Probe(), {{"probe", "{}", "", false}}, 0, 0);
+    REQUIRE(job.ok());
+    job_id = job->id();
+  }
+  {
+    // Back to what a v1 server left: its index and version.
+    auto db = Db::Open(path);
+    REQUIRE(db.ok());
+    REQUIRE((*db)
+                ->Exec("DROP INDEX tasks_by_queue; DROP INDEX artifacts_by_candidate; "
+                       "CREATE INDEX tasks_by_state ON tasks(state, created_ms); "
+                       "UPDATE schema_version SET version = 1")
+                .ok());
+  }
+  auto store = JobStore::Open(path);
+  INFO(store.status().ToString());
+  REQUIRE(store.ok());
+  {
+    auto db = Db::Open(path);
+    auto q = (*db)->Prepare(
+        "SELECT (SELECT version FROM schema_version), (SELECT COUNT(*) FROM sqlite_master WHERE "
+        "name IN ('tasks_by_queue', 'artifacts_by_candidate')), (SELECT COUNT(*) FROM "
+        "sqlite_master WHERE name = 'tasks_by_state')");
+    REQUIRE(q.ok());
+    REQUIRE(*q->Step());
+    CHECK(q->Int(0) == kSchemaVersion);
+    CHECK(q->Int(1) == 2);
+    CHECK(q->Int(2) == 0);
+  }
+  auto w = (*store)->RegisterWorker(Inv("interp"), "", 1);
+  auto t = (*store)->LeaseTask(*w, 1);
+  REQUIRE(t.ok());
+  REQUIRE(t->has_value());
+  CHECK((*t)->job_id() == job_id);
+}
+
 }  // namespace
 }  // namespace argus::server
