@@ -11,8 +11,8 @@
 #include "base/signals.h"
 #include "gpu_worker/daemon.h"
 #include "gpu_worker/device_claim.h"
-#include "gpu_worker/verifier_client.h"
 #include "gpu_worker/privileges.h"
+#include "gpu_worker/verifier_client.h"
 #include "spdlog/spdlog.h"
 
 int main(int argc, char** argv) {
