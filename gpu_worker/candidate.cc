@@ -280,6 +280,11 @@ absl::StatusOr<json> PrepareGpuRun(const CandidateRequest& r, const std::string&
   RETURN_IF_ERROR(codegen::WriteArtifacts(a, dir));
   ASSIGN_OR_RETURN(std::vector<runner::TensorSpec> ts, Tensors(*k, r, r.check.value("c", "")));
   json spec = SpecJson(r, *k, ts, FreshSeed(r.seed));
+  for (const codegen::KernelParam& p : a.metadata.params) {  // after tensors, dims, scalars
+    if (p.kind == "tensormap")
+      spec["args"].push_back(
+          {{"tensormap", {{"tensor", p.tensor}, {"box", p.box}, {"swizzle", p.swizzle}}}});
+  }
   spec["kernel"] = {
       {"artifact", a.metadata.artifact}, {"format", a.metadata.format},
       {"symbol", a.metadata.symbol},     {"grid", a.metadata.grid},
