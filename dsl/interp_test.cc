@@ -226,6 +226,17 @@ TEST_CASE("persistent wgmma GEMM (grouped tile order, stage ring across tiles)")
   CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
 }
 
+TEST_CASE("ping-pong wgmma GEMM (one warp group per tile, alternating)") {
+  for (auto consts : std::vector<std::map<std::string, std::string>>{
+           {{"SMS", "3"}, {"GROUP", "2"}},
+           {{"SMS", "3"}, {"BM", "128"}, {"BN", "128"}, {"STAGES", "3"}}}) {
+    auto r = RunExample("gemm_wgmma_pingpong.py", "", {{"M", 256}, {"N", 512}, {"K", 256}}, consts);
+    INFO(r.status().message());
+    REQUIRE(r.ok());
+    CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
+  }
+}
+
 TEST_CASE("wgmma pipeline hazards are reported") {
   std::string text = ReadFile(ExamplePath("gemm_wgmma.py"));
   std::map<std::string, int64_t> dims = {{"M", 128}, {"N", 256}, {"K", 256}};
