@@ -24,7 +24,6 @@ def cases():
     coop = ("examples/gemm_wgmma_persistent.py", "gemm_wgmma_persistent")
     ping = ("examples/gemm_wgmma_pingpong.py", "gemm_wgmma_pingpong")
     variants = {  # short name -> (file, kernel, consts)
-        "w": per_tile + ({},),
         "p": coop + ({},),
         "pp": ping + ({},),
         "pp128": ping + ({"BM": "128", "BN": "128", "STAGES": "6"},),
@@ -34,9 +33,7 @@ def cases():
         if short != "w":
             for s, dims in SHAPES.items():
                 out[f"{short}-{s}"] = (f, k, consts, dims, PERF)
-    out["w-4k"] = per_tile + ({}, SHAPES["4k"], PERF)
-    out["p-g16-4k"] = coop + ({"GROUP": "16"}, SHAPES["4k"], PERF)
-    out["pp-s4-4k"] = ping + ({"STAGES": "4"}, SHAPES["4k"], PERF)
+    out["pp-g16-4kx14k"] = ping + ({"GROUP": "16"}, SHAPES["4kx14k"], PERF)
     extra = os.environ.get("ARGUS_HOPPER_EXTRA", "")
     for spec in filter(None, extra.split(";")):  # name=file:kernel:K=V,K=V:shape
         name, rest = spec.split("=", 1)

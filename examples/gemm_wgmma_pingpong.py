@@ -3,7 +3,10 @@ gemm_wgmma_persistent.py, but each consumer warp group owns whole (BM, BN) outpu
 warp group 1 the block's even tiles, warp group 2 its odd ones. The producer fills the stage ring
 tile after tile, so the two consumers' main loops take turns on the tensor cores and each one's
 epilogue (the f32 stores) overlaps the other's main loop. Each stage is used by one warp group,
-so its `empty` barrier expects one arrival."""
+so its `empty` barrier expects one arrival. The `turn` barriers order the main loops: a warp
+group starts waiting on its tile's stages only after the other one has waited on all of its own,
+so that no consumer waits on a `full` phase more than one ahead of the barrier (a parity wait on a
+phase two ahead passes at once — the interpreter reports the stale read this causes)."""
 
 
 @kernel(threads=384, arch="sm_90a")
@@ -15,6 +18,7 @@ def gemm_wgmma_pingpong(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
     sB = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3))
     full = mbarrier(STAGES)
     empty = mbarrier(STAGES)
+    turn = mbarrier(2)
     TM = cdiv(M, BM)
     TN = cdiv(N, BN)
     KT = cdiv(K, BK)
@@ -47,6 +51,8 @@ def gemm_wgmma_pingpong(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
                 bn = t % (GROUP * TN) // rows
                 acc = fragment(f32, (BM, BN), mma="wgmma_bf16", warpgroups=(1, 1),
                                first_warpgroup=1)
+                if i > 0:
+                    mbarrier_wait(turn[0], (i // 2 - 1) % 2)
                 for k in range(KT):
                     it = i * KT + k
                     s = it % STAGES
@@ -60,6 +66,8 @@ def gemm_wgmma_pingpong(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
                     wgmma_wait(1)
                     if k > 0 and thread_id() % 128 == 0:
                         mbarrier_arrive(empty[(it - 1) % STAGES])
+                if thread_id() % 128 == 0:
+                    mbarrier_arrive(turn[1])
                 wgmma_wait(0)
                 if thread_id() % 128 == 0:
                     mbarrier_arrive(empty[(i * KT + KT - 1) % STAGES])
@@ -73,6 +81,7 @@ def gemm_wgmma_pingpong(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
                 bn = t % (GROUP * TN) // rows
                 acc2 = fragment(f32, (BM, BN), mma="wgmma_bf16", warpgroups=(1, 1),
                                 first_warpgroup=2)
+                mbarrier_wait(turn[1], (i // 2) % 2)
                 for k in range(KT):
                     it = i * KT + k
                     s = it % STAGES
@@ -86,6 +95,8 @@ def gemm_wgmma_pingpong(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
                     wgmma_wait(1)
                     if k > 0 and thread_id() % 128 == 0:
                         mbarrier_arrive(empty[(it - 1) % STAGES])
+                if thread_id() % 128 == 0:
+                    mbarrier_arrive(turn[0])
                 wgmma_wait(0)
                 if thread_id() % 128 == 0:
                     mbarrier_arrive(empty[(i * KT + KT - 1) % STAGES])
