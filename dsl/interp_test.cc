@@ -277,6 +277,16 @@ TEST_CASE("wgmma pipeline hazards are reported") {
     INFO(msg);
     CHECK(msg.find("which this thread has not waited for") != std::string::npos);
   }
+  SECTION("a producer that does not wait for the release overruns the ring") {
+    auto r = RunText("noempty.py",
+                     Patch(text, "mbarrier_wait(empty[s], (k // STAGES + 1) % 2)", "pass"), "",
+                     {{"M", 128}, {"N", 256}, {"K", 512}}, {{"STAGES", "2"}});
+    REQUIRE(!r.ok());
+    std::string msg(r.status().message());
+    INFO(msg);
+    CHECK(msg.find("deadlock: mbarrier_wait(full[0], parity 0) never returns") !=
+          std::string::npos);
+  }
   SECTION("storing the accumulator before wgmma_wait is an error") {
     auto r = RunText("nowgwait.py", Patch(text, "        wgmma_wait(0)\n", ""), "", dims);
     REQUIRE(!r.ok());
