@@ -278,9 +278,9 @@ TEST_CASE("wgmma pipeline hazards are reported") {
     CHECK(msg.find("which this thread has not waited for") != std::string::npos);
   }
   SECTION("a producer that does not wait for the release overruns the ring") {
-    auto r = RunText("noempty.py",
-                     Patch(text, "mbarrier_wait(empty[s], (k // STAGES + 1) % 2)", "pass"), "",
-                     {{"M", 128}, {"N", 256}, {"K", 512}}, {{"STAGES", "2"}});
+    auto r =
+        RunText("noempty.py", Patch(text, "mbarrier_wait(empty[s], (k // STAGES + 1) % 2)", "pass"),
+                "", {{"M", 128}, {"N", 256}, {"K", 512}}, {{"STAGES", "2"}});
     REQUIRE(!r.ok());
     std::string msg(r.status().message());
     INFO(msg);
