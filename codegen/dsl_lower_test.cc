@@ -50,6 +50,9 @@ const Case kCases[] = {
     {"gemm_mma.py", "gemm_mma", "sm_90a"},
     {"gemm_mfma.py", "gemm_mfma32", "gfx942"},
     {"gemm_mfma.py", "gemm_mfma16", "gfx942"},
+    {"gemm_wgmma.py", "gemm_wgmma", "sm_90a"},
+    {"gemm_wgmma_persistent.py", "gemm_wgmma_persistent", "sm_90a"},
+    {"gemm_wgmma_pingpong.py", "gemm_wgmma_pingpong", "sm_90a"},
 };
 
 TEST_CASE("Every example compiles for both targets or names the target it lacks", "[lower]") {
@@ -180,6 +183,60 @@ TEST_CASE("Launch geometry and argus compile", "[lower]") {
   std::ostringstream bad;
   CHECK_FALSE(
       CompileVerb({Example("vector_add.py"), "--target", "sm_75", "-o", "/tmp/x"}, bad).ok());
+}
+
+}  // namespace
+}  // namespace argus::codegen
+
+namespace argus::codegen {
+namespace {
+
+TEST_CASE("Hopper GEMM: wgmma, TMA, mbarrier, setmaxnreg in the PTX; ptxas sm_90a", "[lower]") {
+  for (const char* k : {"gemm_wgmma", "gemm_wgmma_persistent", "gemm_wgmma_pingpong"}) {
+    DslArtifacts a = MustCompile(Example(std::string(k) + ".py"), k, "sm_90a");
+    INFO(k);
+    CHECK(Has(a.ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"));
+    CHECK(Has(a.ptx, "wgmma.fence.sync.aligned"));
+    CHECK(Has(a.ptx, "wgmma.commit_group.sync.aligned"));
+    CHECK(Has(a.ptx, "wgmma.wait_group.sync.aligned 1"));
+    CHECK(
+        Has(a.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"));
+    CHECK(Has(a.ptx, "mbarrier.try_wait.parity.shared::cta.b64"));
+    CHECK(Has(a.ptx, "mbarrier.arrive.expect_tx.shared::cta.b64"));
+    CHECK(Has(a.ptx, "setmaxnreg.dec.sync.aligned.u32 40"));
+    CHECK(Has(a.ptx, "setmaxnreg.inc.sync.aligned.u32 232"));
+    CHECK(Has(a.ptx, ".maxntid 384, 1, 1"));
+    CHECK(Has(a.ptx, ".minnctapersm 1"));
+    CHECK(Has(a.ptx, ".align 1024 .b8 argus_dynamic_shared"));
+    CHECK(Has(a.ptx, "st.global.v2.f32"));  // the paired epilogue
+    // Two tensor maps (A's 128x64 box, B's 64x64 box), both 128-byte swizzled.
+    int maps = 0;
+    for (const KernelParam& p : a.metadata.params) {
+      if (p.kind != "tensormap") continue;
+      ++maps;
+      CHECK(p.swizzle == "128B");
+      CHECK(p.box.size() == 2);
+      int64_t bm = std::string(k) == "gemm_wgmma_pingpong" ? 64 : 128;
+      CHECK((p.tensor == "A" ? p.box == std::vector<int64_t>{bm, 64}
+                             : p.box == std::vector<int64_t>{64, 64}));
+    }
+    CHECK(maps == 2);
+    CHECK(a.metadata.dynamic_shared_bytes >= 4 * (64 * 64 + 64 * 256) * 2);
+    if (FindPtxas()) {
+      CHECK(a.metadata.format == "cubin");
+      CHECK(a.metadata.resources.registers == 168);  // the cap setmaxnreg starts from
+      CHECK(a.metadata.resources.spill_stores == 0);
+      CHECK(a.metadata.resources.spill_loads == 0);
+    }
+    auto amd = CompileDslFile(Example(std::string(k) + ".py"), [&] {
+      DslCompileOptions o;
+      o.target = "gfx942";
+      o.kernel = k;
+      return o;
+    }());
+    REQUIRE_FALSE(amd.ok());
+    CHECK(Has(std::string(amd.status().message()), "sm_90a"));
+  }
 }
 
 }  // namespace

@@ -13,6 +13,11 @@ std::string KernelMetadataToJson(const KernelMetadata& m, int indent) {
   for (const KernelParam& p : m.params) {
     json jp = {{"name", p.name}, {"kind", p.kind}};
     if (!p.dtype.empty()) jp["dtype"] = p.dtype;
+    if (p.kind == "tensormap") {
+      jp["tensor"] = p.tensor;
+      jp["box"] = p.box;
+      jp["swizzle"] = p.swizzle;
+    }
     params.push_back(jp);
   }
   const KernelResources& r = m.resources;
@@ -55,8 +60,14 @@ absl::StatusOr<KernelMetadata> KernelMetadataFromJson(const std::string& text) {
     m.format = j.value("format", "");
     m.artifact = j.value("artifact", "");
     for (const json& p : j.value("params", json::array())) {
-      m.params.push_back(
-          {p.at("name").get<std::string>(), p.at("kind").get<std::string>(), p.value("dtype", "")});
+      KernelParam kp{p.at("name").get<std::string>(),
+                     p.at("kind").get<std::string>(),
+                     p.value("dtype", ""),
+                     p.value("tensor", ""),
+                     {},
+                     p.value("swizzle", "")};
+      if (p.contains("box")) kp.box = p["box"].get<std::vector<int64_t>>();
+      m.params.push_back(kp);
     }
     if (j.contains("grid")) m.grid = j["grid"].get<std::array<int, 3>>();
     if (j.contains("block")) m.block = j["block"].get<std::array<int, 3>>();

@@ -9,7 +9,9 @@
 // JSON (all keys always written; -1 = unknown):
 //   {"symbol": "gemm_bf16_tn", "target": "sm_90a", "format": "ptx|cubin|hsaco",
 //    "artifact": "gemm.ptx",
-//    "params": [{"name": "A", "kind": "ptr", "dtype": "bf16"}, {"name": "M", "kind": "i32"}],
+//    "params": [{"name": "A", "kind": "ptr", "dtype": "bf16"}, {"name": "M", "kind": "i32"},
+//               {"name": "tmap0", "kind": "tensormap", "dtype": "bf16", "tensor": "A",
+//                "box": [128, 64], "swizzle": "128B"}],
 //    "grid": [x, y, z], "block": [x, y, z], "dynamic_shared_bytes": 0,
 //    "resources": {"registers": 96, "sgprs": -1, "agprs": -1, "spill_stores": 0,
 //                  "spill_loads": 0, "sgpr_spills": -1, "vgpr_spills": -1,
@@ -21,6 +23,7 @@
 #define ARGUS_CODEGEN_KERNEL_METADATA_H_
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -47,8 +50,14 @@ struct KernelResources {
 
 struct KernelParam {
   std::string name;
-  std::string kind;   // "ptr" | "i32" | "i64" | "f32"
-  std::string dtype;  // element type for "ptr": "f32" | "bf16" | "f16" | ...; "" otherwise
+  std::string kind;   // "ptr" | "i32" | "i64" | "f32" | "tensormap"
+  std::string dtype;  // element type for "ptr" / "tensormap": "f32" | "bf16" | ...; "" otherwise
+  // "tensormap" (a pointer to a 64-byte aligned, 128-byte CUtensorMap in global
+  // memory that the launcher encodes): the tensor parameter it maps, the box
+  // (rows, cols) and the swizzle ("128B" | "none").
+  std::string tensor;
+  std::vector<int64_t> box;
+  std::string swizzle;
 };
 
 struct KernelMetadata {

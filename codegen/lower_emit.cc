@@ -4,12 +4,15 @@
 // (views: offset, shape and stride per dim, i64) or an array (fragments: f32
 // accumulators, 16-bit A/B elements); SROA/mem2reg in the O3 pipeline turn
 // them into registers. Structured control flow maps to branches one to one.
+#include <functional>
 #include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
 #include "codegen/amdgpu_backend.h"
 #include "codegen/lower.h"
+#include "codegen/lower_hopper.h"
 #include "codegen/lower_internal.h"
 #include "codegen/nvptx_backend.h"
 #include "llvm/IR/IntrinsicsAMDGPU.h"
@@ -433,6 +436,15 @@ class Emitter {
   Value* WarpReduce(ir::ReduceKind k, Value* x, DType t);
   Value* BlockReduce(const ir::Op& op, Value* x, DType t);
   absl::Status Hint(const ir::Op& op);
+  // Hopper (lower_hopper.h spells the instructions).
+  absl::Status Hopper(const ir::Op& op);
+  absl::Status Wgmma(const ir::Op& op);
+  absl::Status WgmmaWait(const ir::Op& op);
+  Value* SharedAddr(Value* ptr) { return b_.CreatePtrToInt(ptr, b_.getInt32Ty()); }
+  Value* BarrierAddr(const ir::Op& op, int first);
+  Value* WarpGroupUnit(const dsl::FragGeom& g) {
+    return b_.CreateSub(b_.CreateUDiv(Tid(), C32(g.mma->warp_size)), C32(g.first));
+  }
   Value* ShflValue(Value* x, DType t, const std::function<Value*(Value*)>& shfl);
 
   // Fragment coordinates: (row, col) of lane-element e of fragment var v for
@@ -455,10 +467,18 @@ class Emitter {
   std::map<int, AllocaInst*> frags_;
   std::vector<Value*> tensor_args_;
   std::vector<Value*> rsrc_;
+  std::map<int, int> desc_src_;     // wgmma operand var -> the view var it describes
+  std::map<int, Value*> bar_base_;  // mbarrier array var -> its shared u64 array
+  std::map<const ir::Op*, std::vector<int>> wait_accs_;  // kWgmmaWait -> accumulators
 
  public:
   std::map<const ir::Op*, Value*> shared_;  // set by the kernel driver
   std::map<const ir::Op*, Value*> locals_;
+  std::map<const ir::Op*, Value*> mbars_;  // kMbarrier -> its u64 array
+  // Tensor maps (kernel params): key (tensor, box rows, box cols, swizzled).
+  std::map<std::array<int64_t, 4>, Value*> tmaps_;
+  int reg_cap = 0;                      // registers per thread at entry (setmaxnreg picks inc/dec)
+  bool b_swap = false, b_trans = true;  // descriptor variants (ARGUS_WGMMA_VARIANT)
 };
 
 Value* Emitter::EmitLanePart(const LanePart& p, Value* lane) {
@@ -504,8 +524,8 @@ absl::Status Emitter::FragCoord(const ir::Op& op, int v, int e, Value** row, Val
     if (r != er || c != ec)
       return LoweringError(m_, op.loc, "this MMA lane layout is not linear in the lane bits");
   }
-  Value* lane = Lane();
-  Value* warp = Warp();
+  Value* lane = ws == f_.warp_size ? Lane() : b_.CreateURem(Tid(), C32(ws));
+  Value* warp = ws == f_.warp_size && g.first == 0 ? Warp() : WarpGroupUnit(g);
   Value* wr = C64(0);
   Value* wc = C64(0);
   if (g.role != dsl::FragRole::kB)
@@ -533,6 +553,8 @@ absl::Status Emitter::One(const ir::Op& op) {
       const ir::Type& t = VT(op.result);
       if (t.is_view()) {
         StoreView(op.result, LoadView(op.operands[0]));
+      } else if (t.is_frag() && t.frag.is_desc()) {
+        desc_src_[op.result] = desc_src_[op.operands[0]];
       } else if (t.is_frag()) {
         int n = t.frag.Geom().PerLane();
         for (int e = 0; e < n; ++e) FragSet(op.result, e, FragGet(op.operands[0], e));
@@ -653,6 +675,9 @@ absl::Status Emitter::One(const ir::Op& op) {
           break;
         case ir::SpecialOp::kWarpSize:
           r = C32(f_.warp_size);
+          break;
+        case ir::SpecialOp::kWarpGroupId:
+          r = b_.CreateLShr(Tid(), C32(7));
           break;
       }
       Set(op.result, Convert(r, DType::kI32, VT(op.result).dtype));
@@ -807,6 +832,20 @@ absl::Status Emitter::One(const ir::Op& op) {
       return absl::OkStatus();
     case OpCode::kHint:
       return Hint(op);
+    case OpCode::kMbarrier:
+    case OpCode::kMbarArrive:
+    case OpCode::kMbarArriveTx:
+    case OpCode::kMbarWait:
+    case OpCode::kTmaLoad:
+    case OpCode::kFenceProxyAsync:
+    case OpCode::kSetMaxNReg:
+    case OpCode::kWgmmaOperand:
+    case OpCode::kWgmmaCommit:
+      return Hopper(op);
+    case OpCode::kWgmma:
+      return Wgmma(op);
+    case OpCode::kWgmmaWait:
+      return WgmmaWait(op);
     case OpCode::kTag:
     case OpCode::kAssertTag:
     case OpCode::kAssertTagEq:
@@ -1081,13 +1120,53 @@ absl::Status Emitter::StoreFragment(const ir::Op& op) {
   int fv = op.operands[0], dv = op.operands[1];
   ASSIGN_OR_RETURN(Root r, RootOf(op, dv));
   ViewVals vv = LoadView(dv);
-  int n = VT(fv).frag.Geom().PerLane();
-  for (int e = 0; e < n; ++e) {
+  dsl::FragGeom g = VT(fv).frag.Geom();
+  int n = g.PerLane();
+  auto scalar = [&]() -> absl::Status {
+    for (int e = 0; e < n; ++e) {
+      Value *row, *col;
+      RETURN_IF_ERROR(FragCoord(op, fv, e, &row, &col));
+      Value* x = Convert(FragGet(fv, e), DType::kF32, r.dt);
+      b_.CreateStore(ToMem(x, r.dt), ElemPtr(r, Linear(vv, {row, col})));
+    }
+    return absl::OkStatus();
+  };
+  // Element pairs (e, e+1) at (row, col), (row, col+1) with col even for
+  // every lane (the C layouts of mma.sync and wgmma) become one 2-element
+  // store when the destination has unit column stride and even offset and
+  // row stride (checked at run time): whole 32-byte sectors per quad of lanes.
+  bool pairs = n % 2 == 0 && !r.swz.active() && r.dt != DType::kBool;
+  for (int e = 0; pairs && e < n; e += 2) {
+    for (int l = 0; pairs && l < g.mma->warp_size; ++l) {
+      int r0, c0, r1, c1;
+      g.Coord(0, l, e, &r0, &c0);
+      g.Coord(0, l, e + 1, &r1, &c1);
+      pairs = r1 == r0 && c1 == c0 + 1 && c0 % 2 == 0;
+    }
+  }
+  if (!pairs || vv.stride.size() != 2) return scalar();
+  Value* ok = b_.CreateAnd(
+      b_.CreateICmpEQ(vv.stride[1], C64(1)),
+      b_.CreateICmpEQ(b_.CreateAnd(b_.CreateOr(vv.off, vv.stride[0]), C64(1)), C64(0)));
+  BasicBlock* vec = BasicBlock::Create(ctx_, "store.v2", fn_);
+  BasicBlock* sc = BasicBlock::Create(ctx_, "store.scalar", fn_);
+  BasicBlock* done = BasicBlock::Create(ctx_, "store.done", fn_);
+  b_.CreateCondBr(ok, vec, sc);
+  b_.SetInsertPoint(vec);
+  Type* vt = llvm::FixedVectorType::get(MemTy(r.dt), 2);
+  for (int e = 0; e < n; e += 2) {
     Value *row, *col;
     RETURN_IF_ERROR(FragCoord(op, fv, e, &row, &col));
-    Value* x = Convert(FragGet(fv, e), DType::kF32, r.dt);
-    b_.CreateStore(ToMem(x, r.dt), ElemPtr(r, Linear(vv, {row, col})));
+    Value* x = llvm::UndefValue::get(vt);
+    for (int i = 0; i < 2; ++i)
+      x = b_.CreateInsertElement(x, Convert(FragGet(fv, e + i), DType::kF32, r.dt), uint64_t(i));
+    b_.CreateAlignedStore(x, ElemPtr(r, Linear(vv, {row, col})), llvm::Align(2 * Bytes(r.dt)));
   }
+  b_.CreateBr(done);
+  b_.SetInsertPoint(sc);
+  RETURN_IF_ERROR(scalar());
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
   return absl::OkStatus();
 }
 
@@ -1247,6 +1326,168 @@ absl::Status Emitter::Hint(const ir::Op& op) {
   return absl::OkStatus();
 }
 
+Value* Emitter::BarrierAddr(const ir::Op& op, int first) {
+  Value* base = SharedAddr(bar_base_[op.operands[first]]);
+  return b_.CreateAdd(base, b_.CreateMul(Get(op.operands[first + 1]), C32(8)));
+}
+
+absl::Status Emitter::Hopper(const ir::Op& op) {
+  switch (op.code) {
+    case OpCode::kMbarrier: {
+      // One thread initializes every barrier of the array; the block barrier
+      // makes the initialization visible before any use.
+      Value* base = mbars_.at(&op);
+      bar_base_[op.result] = base;
+      BasicBlock* init = BasicBlock::Create(ctx_, "mbar.init", fn_);
+      BasicBlock* cont = BasicBlock::Create(ctx_, "mbar.cont", fn_);
+      b_.CreateCondBr(b_.CreateICmpEQ(Tid(), C32(0)), init, cont);
+      b_.SetInsertPoint(init);
+      for (int64_t i = 0; i < op.ints[0]; ++i)
+        hopper::MbarInit(b_, b_.CreateAdd(SharedAddr(base), C32(8 * i)), op.ints[1]);
+      hopper::FenceMbarInit(b_);
+      b_.CreateBr(cont);
+      b_.SetInsertPoint(cont);
+      ops_->Barrier(b_);
+      return absl::OkStatus();
+    }
+    case OpCode::kMbarArrive:
+      hopper::MbarArrive(b_, BarrierAddr(op, 0));
+      return absl::OkStatus();
+    case OpCode::kMbarArriveTx:
+      hopper::MbarArriveExpectTx(b_, BarrierAddr(op, 0), Get(op.operands[2]));
+      return absl::OkStatus();
+    case OpCode::kMbarWait:
+      hopper::MbarWait(b_, BarrierAddr(op, 0), Get(op.operands[2]));
+      return absl::OkStatus();
+    case OpCode::kTmaLoad: {
+      int dv = op.operands[1];
+      ASSIGN_OR_RETURN(Root r, RootOf(op, dv));
+      if (r.kind != ViewFact::Root::kShared)
+        return LoweringError(m_, op.loc, "tma_load writes shared memory");
+      ViewVals vv = LoadView(dv);
+      Value* dst =
+          b_.CreateAdd(SharedAddr(r.base),
+                       b_.CreateTrunc(b_.CreateMul(vv.off, C64(Bytes(r.dt))), b_.getInt32Ty()));
+      auto it = tmaps_.find({op.ints[0], op.ints[1], op.ints[2], r.swz.active() ? 1 : 0});
+      if (it == tmaps_.end())
+        return LoweringError(m_, op.loc, "internal: no tensor map for this tma_load");
+      Value* tmap = b_.CreatePtrToInt(it->second, b_.getInt64Ty());
+      Value* c0 = b_.CreateMul(Get(op.operands[5]), C32(op.ints[2]));
+      Value* c1 = b_.CreateMul(Get(op.operands[4]), C32(op.ints[1]));
+      hopper::TmaLoad2d(b_, dst, tmap, c0, c1, BarrierAddr(op, 2));
+      return absl::OkStatus();
+    }
+    case OpCode::kFenceProxyAsync:
+      hopper::FenceProxyAsync(b_);
+      return absl::OkStatus();
+    case OpCode::kSetMaxNReg:
+      hopper::SetMaxNReg(b_, static_cast<int>(op.ints[0]), op.ints[0] > reg_cap);
+      return absl::OkStatus();
+    case OpCode::kWgmmaOperand:
+      // A descriptor names the view; wgmma() reads its (unchanged) offset.
+      desc_src_[op.result] = op.operands[0];
+      return absl::OkStatus();
+    case OpCode::kWgmmaCommit:
+      hopper::WgmmaCommit(b_);
+      return absl::OkStatus();
+    default:
+      break;
+  }
+  return LoweringError(m_, op.loc, "internal: not a Hopper op");
+}
+
+// Each 64xNx16 instruction of this warp group's part of the accumulator, in
+// the interpreter's order (tile-major, K innermost). A is K-major (128-byte
+// rows, 8-row groups 1024 bytes apart); B is N-major in 64-column blocks of
+// BK rows: LBO = the block stride, SBO = 8 rows (1024 bytes).
+absl::Status Emitter::Wgmma(const ir::Op& op) {
+  int cv = op.operands[0];
+  auto da = desc_src_.find(op.operands[1]), db = desc_src_.find(op.operands[2]);
+  if (da == desc_src_.end() || db == desc_src_.end())
+    return LoweringError(m_, op.loc, "codegen cannot tell which buffers these operands describe");
+  dsl::FragGeom g = VT(cv).frag.Geom();
+  const dsl::MmaInfo& mi = *g.mma;
+  int bk = VT(op.operands[1]).frag.cols;
+  if (mi.n % 64 != 0 && g.TilesN() > 1)
+    return LoweringError(m_, op.loc, "codegen issues wgmma with N a multiple of 64 here",
+                         "use a wider instruction or one tile per warp group");
+  ASSIGN_OR_RETURN(Root ra, RootOf(op, da->second));
+  ASSIGN_OR_RETURN(Root rb, RootOf(op, db->second));
+  if (ra.kind != ViewFact::Root::kShared || rb.kind != ViewFact::Root::kShared)
+    return LoweringError(m_, op.loc, "wgmma operands live in shared memory");
+  ViewVals va = LoadView(da->second), vb = LoadView(db->second);
+  Value* a0 = b_.CreateAdd(SharedAddr(ra.base),
+                           b_.CreateTrunc(b_.CreateMul(va.off, C64(2)), b_.getInt32Ty()));
+  Value* b0 = b_.CreateAdd(SharedAddr(rb.base),
+                           b_.CreateTrunc(b_.CreateMul(vb.off, C64(2)), b_.getInt32Ty()));
+  Value* unit = WarpGroupUnit(g);
+  Value* wrow = b_.CreateMul(b_.CreateUDiv(unit, C32(g.wn)), C32(g.bm / g.wm));
+  Value* wcol = b_.CreateMul(b_.CreateURem(unit, C32(g.wn)), C32(g.bn / g.wn));
+  int64_t lbo = int64_t{bk} * 128, sbo = 1024;
+  if (b_swap) std::swap(lbo, sbo);
+  hopper::WgmmaFence(b_);
+  int TM = g.TilesM(), TN = g.TilesN();
+  for (int tm = 0; tm < TM; ++tm) {
+    Value* arow = b_.CreateAdd(a0, b_.CreateMul(b_.CreateAdd(wrow, C32(tm * 64)), C32(128)));
+    for (int tn = 0; tn < TN; ++tn) {
+      Value* col = b_.CreateAdd(wcol, C32(tn * mi.n));
+      Value* bcol = b_.CreateAdd(b0, b_.CreateMul(b_.CreateUDiv(col, C32(64)), C32(bk * 128)));
+      int ce = (tm * TN + tn) * mi.regs_c;
+      for (int ks = 0; ks < bk / 16; ++ks) {
+        Value* desc_a = hopper::SmemDesc128B(b_, b_.CreateAdd(arow, C32(ks * 32)), 16, 1024);
+        Value* desc_b = hopper::SmemDesc128B(b_, b_.CreateAdd(bcol, C32(ks * 2048)), lbo, sbo);
+        std::vector<Value*> acc;
+        for (int j = 0; j < mi.regs_c; ++j) acc.push_back(FragGet(cv, ce + j));
+        std::vector<Value*> d =
+            hopper::Wgmma(b_, mi.n, mi.ab == DType::kF16, acc, desc_a, desc_b, false, b_trans);
+        for (int j = 0; j < mi.regs_c; ++j) FragSet(cv, ce + j, d[j]);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The wait passes the accumulators of the wgmmas it may cover through its asm,
+// so that nothing reads one above it: those of the innermost enclosing block
+// that issues any (a warp group's branch never ties up another's registers).
+absl::Status Emitter::WgmmaWait(const ir::Op& op) {
+  if (wait_accs_.empty()) {
+    std::function<void(const ir::Block&, std::set<int>*)> accs = [&](const ir::Block& blk,
+                                                                     std::set<int>* out) {
+      for (const ir::Op& o : blk) {
+        if (o.code == OpCode::kWgmma) out->insert(o.operands[0]);
+        for (const ir::Block& r : o.regions) accs(r, out);
+      }
+    };
+    std::vector<const ir::Block*> stack;
+    std::function<void(const ir::Block&)> walk = [&](const ir::Block& blk) {
+      stack.push_back(&blk);
+      for (const ir::Op& o : blk) {
+        if (o.code == OpCode::kWgmmaWait) {
+          std::set<int> s;
+          for (auto it = stack.rbegin(); it != stack.rend() && s.empty(); ++it) accs(**it, &s);
+          wait_accs_[&o] = std::vector<int>(s.begin(), s.end());
+        }
+        for (const ir::Block& r : o.regions) walk(r);
+      }
+      stack.pop_back();
+    };
+    walk(f_.body);
+  }
+  std::vector<Value*> live;
+  std::vector<std::pair<int, int>> where;
+  for (int v : wait_accs_[&op]) {
+    int n = VT(v).frag.Geom().PerLane();
+    for (int e = 0; e < n; ++e) {
+      live.push_back(FragGet(v, e));
+      where.push_back({v, e});
+    }
+  }
+  std::vector<Value*> out = hopper::WgmmaWait(b_, static_cast<int>(op.ints[0]), live);
+  for (size_t i = 0; i < out.size(); ++i) FragSet(where[i].first, where[i].second, out[i]);
+  return absl::OkStatus();
+}
+
 void CollectAllocs(const ir::Block& b, std::vector<const ir::Op*>* out, OpCode code) {
   for (const ir::Op& op : b) {
     if (op.code == code) out->push_back(&op);
@@ -1323,10 +1564,47 @@ absl::StatusOr<LoweredKernel> LowerKernel(const ir::Module& m, const ir::Functio
     ps.push_back(ty(s.dtype));
     md.params.push_back({s.name, ParamKind(s.dtype), ""});
   }
+  // One tensor map per (tensor, box, swizzle) that a tma_load uses, passed as
+  // a pointer to its 128 bytes in global memory (the launcher encodes it).
+  std::vector<const ir::Op*> tma, mb, setreg;
+  CollectAllocs(k.body, &tma, OpCode::kTmaLoad);
+  CollectAllocs(k.body, &mb, OpCode::kMbarrier);
+  CollectAllocs(k.body, &setreg, OpCode::kSetMaxNReg);
+  std::vector<std::array<int64_t, 4>> tmap_keys;
+  if (!tma.empty()) {
+    ASSIGN_OR_RETURN(std::vector<ViewFact> facts, AnalyzeViews(m, k));
+    for (const ir::Op* op : tma) {
+      const ViewFact& f = facts[op->operands[1]];
+      bool swz = f.alloc && f.alloc->layout.swizzle.active();
+      std::array<int64_t, 4> key{op->ints[0], op->ints[1], op->ints[2], swz ? 1 : 0};
+      if (std::find(tmap_keys.begin(), tmap_keys.end(), key) != tmap_keys.end()) continue;
+      tmap_keys.push_back(key);
+      const ir::TensorParam& t = k.tensors[key[0]];
+      ps.push_back(llvm::PointerType::get(ctx, 1));
+      KernelParam kp{absl::StrCat("tmap", tmap_keys.size() - 1),
+                     "tensormap",
+                     dsl::DTypeName(t.dtype),
+                     t.name,
+                     {key[1], key[2]},
+                     swz ? "128B" : "none"};
+      md.params.push_back(kp);
+    }
+  }
   auto* fn = llvm::Function::Create(llvm::FunctionType::get(tb.getVoidTy(), ps, false),
                                     llvm::GlobalValue::ExternalLinkage, k.name, out.module.get());
   for (size_t i = 0; i < md.params.size(); ++i) fn->getArg(i)->setName(md.params[i].name);
   Emitter e(&ms, k, fn);
+  for (size_t i = 0; i < tmap_keys.size(); ++i)
+    e.tmaps_[tmap_keys[i]] =
+        fn->getArg(static_cast<unsigned>(md.params.size() - tmap_keys.size() + i));
+  if (const char* v = std::getenv("ARGUS_WGMMA_VARIANT")) {  // descriptor experiments
+    std::string s(v);
+    e.b_swap = s.find("swap") != std::string::npos;
+    e.b_trans = s.find("notrans") == std::string::npos;
+  }
+  // setmaxnreg needs a register cap at entry: .maxntid threads and one block
+  // per SM make ptxas cap at 64K / threads (rounded down to 8).
+  if (!setreg.empty()) e.reg_cap = std::min(255, 65536 / k.threads) / 8 * 8;
   std::vector<const ir::Op*> sh, lo;
   CollectAllocs(k.body, &sh, OpCode::kAllocShared);
   CollectAllocs(k.body, &lo, OpCode::kAllocLocal);
@@ -1337,10 +1615,19 @@ absl::StatusOr<LoweredKernel> LowerKernel(const ir::Module& m, const ir::Functio
   // Shared buffers: static globals, or — on sm_90a past the 48 KiB static
   // limit — windows of one dynamic `extern .shared` array (the launch passes
   // dynamic_shared_bytes and opts in to the larger size).
+  // 128-byte swizzled tiles (TMA, wgmma) start 1024-byte aligned, other
+  // buffers 128-byte aligned (TMA destinations); mbarriers follow the buffers.
+  auto align_of = [&](const ir::Op* op) -> int64_t {
+    const dsl::Swizzle& z = op->layout.swizzle;
+    return z.b == 3 && z.m == 3 && z.s == 3 ? 1024 : 128;
+  };
+  auto round_up = [](int64_t x, int64_t a) { return (x + a - 1) / a * a; };
   int64_t total = 0;
   for (const ir::Op* op : sh) {
-    total += (op->layout.Cosize() * dsl::DTypeBytes(k.vars[op->result].type.dtype) + 15) / 16 * 16;
+    total = round_up(total, align_of(op)) +
+            round_up(op->layout.Cosize() * dsl::DTypeBytes(k.vars[op->result].type.dtype), 16);
   }
+  for (const ir::Op* op : mb) total = round_up(total, 8) + 8 * op->ints[0];
   const bool dynamic = target.vendor == GpuVendor::kNvidia && total > 48 * 1024;
   llvm::GlobalVariable* dyn = nullptr;
   if (dynamic) {
@@ -1348,14 +1635,15 @@ absl::StatusOr<LoweredKernel> LowerKernel(const ir::Module& m, const ir::Functio
     dyn = new llvm::GlobalVariable(*out.module, at, false, llvm::GlobalValue::ExternalLinkage,
                                    nullptr, "argus_dynamic_shared", nullptr,
                                    llvm::GlobalValue::NotThreadLocal, 3);
-    dyn->setAlignment(llvm::Align(16));
+    dyn->setAlignment(llvm::Align(1024));
     md.dynamic_shared_bytes = static_cast<int>(total);
   }
   int64_t offset = 0;
   for (const ir::Op* op : sh) {
     int64_t bytes =
-        (op->layout.Cosize() * dsl::DTypeBytes(k.vars[op->result].type.dtype) + 15) / 16 * 16;
+        round_up(op->layout.Cosize() * dsl::DTypeBytes(k.vars[op->result].type.dtype), 16);
     if (dynamic) {
+      offset = round_up(offset, align_of(op));
       e.shared_[op] =
           llvm::ConstantExpr::getInBoundsGetElementPtr(tb.getInt8Ty(), dyn, tb.getInt64(offset));
       offset += bytes;
@@ -1365,9 +1653,25 @@ absl::StatusOr<LoweredKernel> LowerKernel(const ir::Module& m, const ir::Functio
     auto* gv = new llvm::GlobalVariable(*out.module, at, false, llvm::GlobalValue::InternalLinkage,
                                         llvm::UndefValue::get(at), k.vars[op->result].name, nullptr,
                                         llvm::GlobalValue::NotThreadLocal, 3);
-    gv->setAlignment(llvm::Align(16));
+    gv->setAlignment(llvm::Align(align_of(op)));
     e.shared_[op] = gv;
     ms.shared_bytes += static_cast<int>(bytes);
+  }
+  for (const ir::Op* op : mb) {
+    if (dynamic) {
+      offset = round_up(offset, 8);
+      e.mbars_[op] =
+          llvm::ConstantExpr::getInBoundsGetElementPtr(tb.getInt8Ty(), dyn, tb.getInt64(offset));
+      offset += 8 * op->ints[0];
+      continue;
+    }
+    auto* at = llvm::ArrayType::get(tb.getInt64Ty(), op->ints[0]);
+    auto* gv = new llvm::GlobalVariable(*out.module, at, false, llvm::GlobalValue::InternalLinkage,
+                                        llvm::UndefValue::get(at), k.vars[op->result].name, nullptr,
+                                        llvm::GlobalValue::NotThreadLocal, 3);
+    gv->setAlignment(llvm::Align(8));
+    e.mbars_[op] = gv;
+    ms.shared_bytes += static_cast<int>(8 * op->ints[0]);
   }
   {
     // Locals live in the entry block as private arrays.
@@ -1387,7 +1691,7 @@ absl::StatusOr<LoweredKernel> LowerKernel(const ir::Module& m, const ir::Functio
   if (target.vendor == GpuVendor::kAmd)
     MarkAmdgpuKernel(*fn, k.threads);
   else
-    MarkNvptxKernel(*fn, k.threads);
+    MarkNvptxKernel(*fn, k.threads, setreg.empty() ? 0 : 1);
   md.symbol = k.name;
   md.target = target.arch;
   md.block = {k.threads, 1, 1};

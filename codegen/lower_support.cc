@@ -82,6 +82,22 @@ class SupportPass {
                                "copy each 2-D slice");
         }
         break;
+      case OpCode::kMbarrier:
+      case OpCode::kMbarArrive:
+      case OpCode::kMbarArriveTx:
+      case OpCode::kMbarWait:
+      case OpCode::kTmaLoad:
+      case OpCode::kFenceProxyAsync:
+      case OpCode::kSetMaxNReg:
+      case OpCode::kWgmmaOperand:
+      case OpCode::kWgmma:
+      case OpCode::kWgmmaCommit:
+      case OpCode::kWgmmaWait:
+        if (amd) {
+          return Lacks(op, absl::StrCat(ir::OpCodeName(op.code), " is a Hopper (sm_90a) operation"),
+                       "write the AMD variant with mfma_* fragments and copy_async");
+        }
+        break;
       case OpCode::kHint:
         if (!amd) {
           notes_->push_back(absl::StrCat(op.loc.line, ":", op.loc.col, ": ", op.name,

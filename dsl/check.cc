@@ -187,6 +187,18 @@ const std::set<std::string>& Builtins() {
                                           "assert_tag",
                                           "assert_tag_eq",
                                           "reset_tags",
+                                          "warpgroup_id",
+                                          "mbarrier",
+                                          "mbarrier_arrive",
+                                          "mbarrier_arrive_expect_tx",
+                                          "mbarrier_wait",
+                                          "tma_load",
+                                          "fence_proxy_async",
+                                          "setmaxnreg",
+                                          "wgmma_operand",
+                                          "wgmma",
+                                          "wgmma_commit",
+                                          "wgmma_wait",
                                           "Tensor",
                                           "const",
                                           "kernel",
@@ -343,6 +355,18 @@ class FnLowering {
   absl::Status KernelHeader();
   absl::Status DeviceHeader();
   absl::Status Grid(const Stmt& s);
+
+  absl::Status RequireHopper(Loc loc, const std::string& what) {
+    if (f_->arch != "sm_90a") {
+      return Err(
+          loc,
+          absl::StrCat(what, " is a Hopper (sm_90a) instruction; this kernel targets ", f_->arch),
+          "pin the kernel with arch=\"sm_90a\"");
+    }
+    return absl::OkStatus();
+  }
+  // `bars[i]` (or a one-barrier array `bars`) -> (barrier array var, index var).
+  absl::StatusOr<std::pair<int, int>> BarrierArg(const Expr& e);
 
   absl::Status RequireKernel(Loc loc, const std::string& what) {
     if (!f_->is_kernel) {
@@ -1004,6 +1028,36 @@ absl::StatusOr<Val> FnLowering::Subscript(const Expr& e) {
     return base.elems[i];
   }
   return ElementAccess(base, e, nullptr);
+}
+
+absl::StatusOr<std::pair<int, int>> FnLowering::BarrierArg(const Expr& e) {
+  const Expr* base = &e;
+  const Expr* index = nullptr;
+  if (e.kind == ExprKind::kSubscript) {
+    if (e.args.size() != 2) return Err(e.loc, "a barrier array takes one index", "write bars[s]");
+    base = e.args[0].get();
+    index = e.args[1].get();
+  }
+  ASSIGN_OR_RETURN(Val b, Eval(*base));
+  if (b.k != Val::K::kVar || !TypeOf(b.var).is_barrier()) {
+    std::string found = b.k == Val::K::kVar ? TypeOf(b.var).ToString() : KindName(b);
+    return Err(base->loc, absl::StrCat("an mbarrier expected, found ", found),
+               "pass bars[i] of bars = mbarrier(n)");
+  }
+  int64_t n = TypeOf(b.var).shape[0];
+  if (!index) {
+    if (n != 1)
+      return Err(e.loc, absl::StrCat("an array of ", n, " barriers needs an index"),
+                 "write bars[s]");
+    ASSIGN_OR_RETURN(int z, Materialize(Val::Int(0, e.loc), e.loc));
+    return std::make_pair(b.var, z);
+  }
+  ASSIGN_OR_RETURN(Val x, Eval(*index));
+  if (x.k == Val::K::kInt && (x.i < 0 || x.i >= n))
+    return Err(index->loc, absl::StrCat("barrier index ", x.i, " out of range (", n, " barriers)"),
+               "index within the array");
+  ASSIGN_OR_RETURN(int v, AsIndex(x, index->loc, "barrier index"));
+  return std::make_pair(b.var, v);
 }
 
 // v[idx...]: an element load/store when every dim gets an integer index,
@@ -1725,19 +1779,29 @@ absl::StatusOr<Val> FnLowering::Builtin(const std::string& name, const Expr& e) 
   }
   if (name == "fragment") {
     RETURN_IF_ERROR(RequireKernel(loc, "fragment()"));
-    ASSIGN_OR_RETURN(auto a, args_of({"dtype", "shape", "mma", "warps?"}));
+    ASSIGN_OR_RETURN(
+        auto a, args_of({"dtype", "shape", "mma", "warps?", "warpgroups?", "first_warpgroup?"}));
     ASSIGN_OR_RETURN(Val dt, Eval(*a[0]));
     if (dt.k != Val::K::kDType) return Err(a[0]->loc, "dtype expected", "write f32");
     ASSIGN_OR_RETURN(std::vector<int64_t> shape, ConstShape(*a[1], "fragment shape"));
     if (shape.size() != 2)
       return Err(a[1]->loc, "fragment shape must be (BM, BN)", "give two extents");
     ASSIGN_OR_RETURN(std::string kind, ConstStr(*a[2], "mma="));
+    if ((kind == "wgmma_bf16" || kind == "wgmma_f16") && a[4]) {
+      // The widest instruction for the warp group's columns: N = BN / WN.
+      ASSIGN_OR_RETURN(std::vector<int64_t> wg, ConstShape(*a[4], "warpgroups"));
+      if (wg.size() == 2 && wg[1] > 0 && shape[1] % wg[1] == 0)
+        kind = absl::StrCat("wgmma_m64n", shape[1] / wg[1], "k16_", kind.substr(6));
+    }
     const MmaInfo* mi = FindMma(kind);
     if (!mi) {
       int n;
       const MmaInfo* all = AllMmas(&n);
       std::vector<std::string> names;
-      for (int i = 0; i < n; ++i) names.push_back(all[i].name);
+      for (int i = 0; i < n; ++i) {
+        if (!all[i].wgmma) names.push_back(all[i].name);
+      }
+      names.push_back("wgmma_m64nNk16_bf16 / _f16 (N = 8..256, step 8)");
       return Err(a[2]->loc, absl::StrCat("unknown MMA instruction '", kind, "'"),
                  absl::StrCat("one of: ", absl::StrJoin(names, ", ")));
     }
@@ -1752,11 +1816,35 @@ absl::StatusOr<Val> FnLowering::Builtin(const std::string& name, const Expr& e) 
       return Err(a[0]->loc, absl::StrCat(kind, " accumulates in ", DTypeName(mi->acc)),
                  absl::StrCat("write fragment(", DTypeName(mi->acc), ", ...)"));
     std::vector<int64_t> warps = {1, 1};
+    int64_t first = 0;
+    if (mi->wgmma) {
+      if (a[3])
+        return Err(a[3]->loc, "wgmma fragments are spread over warp groups",
+                   "write warpgroups=(WM, WN) instead of warps=");
+      if (a[4]) {
+        ASSIGN_OR_RETURN(warps, ConstShape(*a[4], "warpgroups"));
+        if (warps.size() != 2)
+          return Err(a[4]->loc, "warpgroups must be (WM, WN)", "give two counts");
+      }
+      if (a[5]) {
+        ASSIGN_OR_RETURN(first, ConstInt(*a[5], "first_warpgroup"));
+      }
+      if (first < 0 || (first + warps[0] * warps[1]) * 128 > f_->threads) {
+        return Err(a[4] ? a[4]->loc : loc,
+                   absl::StrCat("warp groups ", first, "..", first + warps[0] * warps[1] - 1,
+                                " need ", (first + warps[0] * warps[1]) * 128,
+                                " threads, the block has ", f_->threads),
+                   "threads= must cover every warp group (128 threads each)");
+      }
+    } else if (a[4] || a[5]) {
+      return Err(a[4] ? a[4]->loc : a[5]->loc, "warpgroups= is for wgmma fragments",
+                 "write warps=(WM, WN)");
+    }
     if (a[3]) {
       ASSIGN_OR_RETURN(warps, ConstShape(*a[3], "warps"));
       if (warps.size() != 2) return Err(a[3]->loc, "warps must be (WM, WN)", "give two counts");
     }
-    if (warps[0] * warps[1] * f_->warp_size != f_->threads) {
+    if (!mi->wgmma && warps[0] * warps[1] * f_->warp_size != f_->threads) {
       return Err(a[3] ? a[3]->loc : loc,
                  absl::StrCat("warps ", warps[0], "x", warps[1], " of ", f_->warp_size,
                               " lanes is ", warps[0] * warps[1] * f_->warp_size,
@@ -1766,7 +1854,8 @@ absl::StatusOr<Val> FnLowering::Builtin(const std::string& name, const Expr& e) 
     if (shape[0] % (warps[0] * mi->m) != 0 || shape[1] % (warps[1] * mi->n) != 0) {
       return Err(a[1]->loc,
                  absl::StrCat("fragment ", shape[0], "x", shape[1], " does not split into ",
-                              warps[0], "x", warps[1], " warps of ", mi->m, "x", mi->n, " tiles"),
+                              warps[0], "x", warps[1], mi->wgmma ? " warp groups" : " warps",
+                              " of ", mi->m, "x", mi->n, " tiles"),
                  absl::StrCat("BM must be a multiple of WM*", mi->m, " and BN of WN*", mi->n));
     }
     Type t;
@@ -1778,6 +1867,7 @@ absl::StatusOr<Val> FnLowering::Builtin(const std::string& name, const Expr& e) 
     t.frag.cols = t.frag.bn = static_cast<int>(shape[1]);
     t.frag.wm = static_cast<int>(warps[0]);
     t.frag.wn = static_cast<int>(warps[1]);
+    t.frag.first = static_cast<int>(first);
     if (t.frag.Geom().PerLane() > 256) {
       return Err(a[1]->loc,
                  absl::StrCat("the accumulator needs ", t.frag.Geom().PerLane(),
@@ -1802,6 +1892,9 @@ absl::StatusOr<Val> FnLowering::Builtin(const std::string& name, const Expr& e) 
       return Err(a[1]->loc, "the second argument must be the accumulator fragment",
                  "pass the fragment(...) result");
     const MmaInfo* mi = at.frag.mma;
+    if (mi->wgmma)
+      return Err(loc, "wgmma operands come from shared memory descriptors",
+                 "use wgmma_operand(src, acc, operand=...)");
     if (operand != "A" && operand != "B")
       return Err(a[2]->loc, absl::StrCat("operand must be \"A\" or \"B\", got \"", operand, "\""),
                  "write operand=\"A\"");
@@ -1880,11 +1973,253 @@ absl::StatusOr<Val> FnLowering::Builtin(const std::string& name, const Expr& e) 
                               "x", y.cols),
                  "load both with the same BK");
     }
+    if (c.mma->wgmma)
+      return Err(loc, "wgmma accumulators are multiplied with wgmma(acc, a, b)",
+                 "use wgmma() with wgmma_operand() operands");
     if (name != "mma" && c.mma->name != name) {
       return Err(loc, absl::StrCat(name, "() on fragments of ", c.mma->name),
                  absl::StrCat("call mma() or ", c.mma->name, "()"));
     }
     Emit(OpCode::kMma, loc, -1, {acc, fa, fb}).name = name;
+    return Val::None(loc);
+  }
+  if (name == "warpgroup_id") {
+    RETURN_IF_ERROR(args_of({}).status());
+    RETURN_IF_ERROR(RequireHopper(loc, name));
+    return special(ir::SpecialOp::kWarpGroupId, -1);
+  }
+  if (name == "mbarrier") {
+    RETURN_IF_ERROR(RequireKernel(loc, "mbarrier()"));
+    RETURN_IF_ERROR(RequireHopper(loc, name));
+    ASSIGN_OR_RETURN(auto a, args_of({"count", "arrivals?"}));
+    ASSIGN_OR_RETURN(int64_t n, ConstInt(*a[0], "mbarrier count"));
+    int64_t arrivals = 1;
+    if (a[1]) {
+      ASSIGN_OR_RETURN(arrivals, ConstInt(*a[1], "arrivals"));
+    }
+    if (n < 1 || n > 64)
+      return Err(a[0]->loc, absl::StrCat("mbarrier count must be 1..64, got ", n),
+                 "one barrier per pipeline stage");
+    if (arrivals < 1 || arrivals > 1024)
+      return Err(a[1]->loc, absl::StrCat("arrivals must be 1..1024, got ", arrivals),
+                 "count the threads (or warp groups) that arrive per phase");
+    if (cur_ != &f_->body)
+      return Err(loc, "mbarrier() must be called at the kernel's top level",
+                 "allocate barriers before any if/for, like shared()");
+    shared_bytes_ += 8 * n;
+    Type t;
+    t.kind = ir::TypeKind::kBarrier;
+    t.shape = {n};
+    int r = NewVar(t);
+    Emit(OpCode::kMbarrier, loc, r).ints = {n, arrivals};
+    return Val::Var(r, loc);
+  }
+  if (name == "mbarrier_arrive" || name == "mbarrier_arrive_expect_tx" || name == "mbarrier_wait") {
+    RETURN_IF_ERROR(RequireKernel(loc, absl::StrCat(name, "()")));
+    RETURN_IF_ERROR(RequireHopper(loc, name));
+    ASSIGN_OR_RETURN(auto a, name == "mbarrier_arrive" ? args_of({"barrier"})
+                             : name == "mbarrier_wait" ? args_of({"barrier", "parity"})
+                                                       : args_of({"barrier", "nbytes"}));
+    ASSIGN_OR_RETURN(auto bar, BarrierArg(*a[0]));
+    std::vector<int> ops = {bar.first, bar.second};
+    if (a.size() > 1) {
+      ASSIGN_OR_RETURN(Val x, Eval(*a[1]));
+      if (x.k == Val::K::kInt && name == "mbarrier_wait" && x.i != 0 && x.i != 1)
+        return Err(a[1]->loc, absl::StrCat("parity must be 0 or 1, got ", x.i),
+                   "write (k // STAGES) % 2");
+      if (x.k == Val::K::kInt && name != "mbarrier_wait" && (x.i < 0 || x.i >= (1 << 20)))
+        return Err(a[1]->loc, absl::StrCat("transaction bytes must be 0..2^20-1, got ", x.i),
+                   "count the bytes of the TMA loads that complete on this barrier");
+      ASSIGN_OR_RETURN(
+          int v, Coerce(x, DType::kI32, x.loc, name == "mbarrier_wait" ? "parity" : "byte count"));
+      ops.push_back(v);
+    }
+    Emit(name == "mbarrier_arrive" ? OpCode::kMbarArrive
+         : name == "mbarrier_wait" ? OpCode::kMbarWait
+                                   : OpCode::kMbarArriveTx,
+         loc, -1, ops);
+    return Val::None(loc);
+  }
+  if (name == "tma_load") {
+    RETURN_IF_ERROR(RequireKernel(loc, "tma_load()"));
+    RETURN_IF_ERROR(RequireHopper(loc, name));
+    ASSIGN_OR_RETURN(auto a, args_of({"src", "dst", "barrier"}));
+    // The source must be written T.tile((r, c), (i, j)) of a tensor parameter:
+    // the tensor map is per (tensor, box), the coordinates are the tile indices.
+    const Expr& se = *a[0];
+    int tensor = -1;
+    if (se.kind == ExprKind::kCall && !se.args.empty() && se.args[0]->kind == ExprKind::kAttr &&
+        se.args[0]->name == "tile" && se.args[0]->args.size() == 1 &&
+        se.args[0]->args[0]->kind == ExprKind::kName) {
+      for (size_t i = 0; i < f_->tensors.size(); ++i) {
+        if (f_->tensors[i].name == se.args[0]->args[0]->name) tensor = static_cast<int>(i);
+      }
+    }
+    if (tensor < 0)
+      return Err(se.loc,
+                 "tma_load's source must be T.tile((rows, cols), (i, j)) of a tensor parameter",
+                 "write tma_load(A.tile((BM, BK), (bm, k)), sA[s], full[s])");
+    ASSIGN_OR_RETURN(Val sv, Eval(se));
+    ASSIGN_OR_RETURN(Val dv, Eval(*a[1]));
+    ASSIGN_OR_RETURN(int src, ViewVar(sv, se.loc, "tma_load source"));
+    ASSIGN_OR_RETURN(int dst, ViewVar(dv, a[1]->loc, "tma_load destination"));
+    ASSIGN_OR_RETURN(auto bar, BarrierArg(*a[2]));
+    // The tile op just emitted holds [tensor, i, j] and the box shape.
+    const ir::Op* tile = nullptr;
+    for (auto it = cur_->rbegin(); it != cur_->rend(); ++it) {
+      if (it->result == src) {
+        tile = &*it;
+        break;
+      }
+    }
+    const Type st = TypeOf(src), dt = TypeOf(dst);
+    if (!tile || tile->code != OpCode::kTile || tile->operands.size() != 3 || st.rank() != 2)
+      return Err(se.loc, "tma_load copies 2-D tiles of a rank-2 tensor",
+                 "write T.tile((rows, cols), (i, j))");
+    if (dt.space != Space::kShared || dt.rank() != 2 || dt.shape != st.shape ||
+        dt.dtype != st.dtype) {
+      return Err(a[1]->loc,
+                 absl::StrCat("tma_load destination must be a shared ", st.ToString(),
+                              " view, found ", dt.ToString()),
+                 "index the stage: sA[s]");
+    }
+    if (st.shape[0] > 256 || st.shape[1] > 256)
+      return Err(se.loc, absl::StrCat("a TMA box is at most 256 per dim, got ", st.ToString()),
+                 "split the tile into several tma_loads");
+    std::vector<int> ops = {src, dst, bar.first, bar.second, tile->operands[1], tile->operands[2]};
+    ir::Op& op = Emit(OpCode::kTmaLoad, loc, -1, ops);
+    op.ints = {tensor, st.shape[0], st.shape[1]};
+    return Val::None(loc);
+  }
+  if (name == "fence_proxy_async") {
+    RETURN_IF_ERROR(RequireKernel(loc, "fence_proxy_async()"));
+    RETURN_IF_ERROR(RequireHopper(loc, name));
+    RETURN_IF_ERROR(args_of({}).status());
+    Emit(OpCode::kFenceProxyAsync, loc);
+    return Val::None(loc);
+  }
+  if (name == "setmaxnreg") {
+    RETURN_IF_ERROR(RequireKernel(loc, "setmaxnreg()"));
+    RETURN_IF_ERROR(RequireHopper(loc, name));
+    ASSIGN_OR_RETURN(auto a, args_of({"registers"}));
+    ASSIGN_OR_RETURN(int64_t n, ConstInt(*a[0], "register count"));
+    if (n < 24 || n > 256 || n % 8 != 0)
+      return Err(a[0]->loc, absl::StrCat("setmaxnreg takes 24..256 in steps of 8, got ", n),
+                 "e.g. 40 for a producer, 232 for consumers");
+    Emit(OpCode::kSetMaxNReg, loc).ints = {n};
+    return Val::None(loc);
+  }
+  if (name == "wgmma_operand") {
+    RETURN_IF_ERROR(RequireKernel(loc, "wgmma_operand()"));
+    ASSIGN_OR_RETURN(auto a, args_of({"src", "acc", "operand"}));
+    ASSIGN_OR_RETURN(Val sv, Eval(*a[0]));
+    ASSIGN_OR_RETURN(Val av, Eval(*a[1]));
+    ASSIGN_OR_RETURN(int src, ViewVar(sv, a[0]->loc, "wgmma operand source"));
+    ASSIGN_OR_RETURN(int acc, FragVar(av, a[1]->loc, "accumulator"));
+    ASSIGN_OR_RETURN(std::string operand, ConstStr(*a[2], "operand="));
+    Type at = TypeOf(acc);
+    const Type st = TypeOf(src);
+    if (at.frag.role != FragRole::kAcc || !at.frag.mma->wgmma)
+      return Err(a[1]->loc, "the second argument must be a wgmma accumulator",
+                 "create it with fragment(f32, (BM, BN), mma=\"wgmma_m64n256k16_bf16\", ...)");
+    const MmaInfo* mi = at.frag.mma;
+    if (operand != "A" && operand != "B")
+      return Err(a[2]->loc, absl::StrCat("operand must be \"A\" or \"B\", got \"", operand, "\""),
+                 "write operand=\"A\"");
+    if (st.space != Space::kShared)
+      return Err(a[0]->loc, "wgmma reads its operands from shared memory",
+                 "load the tile with tma_load into a shared buffer");
+    if (st.dtype != mi->ab)
+      return Err(a[0]->loc,
+                 absl::StrCat(mi->name, " takes ", DTypeName(mi->ab),
+                              " operands, the source holds ", DTypeName(st.dtype)),
+                 "convert when filling the buffer");
+    for (int64_t x : st.shape) {
+      if (x < 0) return Err(a[0]->loc, "wgmma operand views need a static shape", "tile the view");
+    }
+    bool is_a = operand == "A";
+    int64_t rows, cols;
+    if (is_a) {
+      if (st.rank() != 2 || st.shape[0] != at.frag.bm || st.shape[1] != 64)
+        return Err(a[0]->loc,
+                   absl::StrCat("operand A must be the (", at.frag.bm,
+                                ", 64) tile (128-byte rows, K-major), found ", st.ToString()),
+                   "use BK = 64: sA = shared(bf16, (STAGES, BM, 64), swizzle=Swizzle(3, 3, 3))");
+      rows = st.shape[0];
+      cols = 64;
+    } else {
+      bool ok2 = st.rank() == 2 && st.shape[1] == 64 && at.frag.bn == 64;
+      bool ok3 = st.rank() == 3 && st.shape[2] == 64 && st.shape[0] * 64 == at.frag.bn;
+      if (!ok2 && !ok3)
+        return Err(
+            a[0]->loc,
+            absl::StrCat("operand B must be (", at.frag.bn / 64,
+                         ", BK, 64): BN/64 column blocks of 64 (N-major), found ", st.ToString()),
+            "sB = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3))");
+      rows = st.shape[st.rank() - 2];
+      cols = at.frag.bn;
+    }
+    int64_t kext = is_a ? cols : rows;
+    if (kext % mi->k != 0)
+      return Err(
+          a[0]->loc,
+          absl::StrCat("K extent ", kext, " is not a multiple of the instruction's K=", mi->k),
+          "use BK a multiple of 16");
+    Type t = at;
+    t.dtype = mi->ab;
+    t.frag.role = is_a ? FragRole::kA : FragRole::kB;
+    t.frag.rows = static_cast<int>(rows);
+    t.frag.cols = static_cast<int>(cols);
+    int r = NewVar(t);
+    Emit(OpCode::kWgmmaOperand, loc, r, {src, acc}).name = operand;
+    return Val::Var(r, loc);
+  }
+  if (name == "wgmma") {
+    RETURN_IF_ERROR(RequireKernel(loc, "wgmma()"));
+    ASSIGN_OR_RETURN(auto a, args_of({"acc", "a", "b"}));
+    ASSIGN_OR_RETURN(Val cv, Eval(*a[0]));
+    ASSIGN_OR_RETURN(Val xv, Eval(*a[1]));
+    ASSIGN_OR_RETURN(Val yv, Eval(*a[2]));
+    ASSIGN_OR_RETURN(int acc, FragVar(cv, a[0]->loc, "accumulator"));
+    ASSIGN_OR_RETURN(int fa, FragVar(xv, a[1]->loc, "A operand"));
+    ASSIGN_OR_RETURN(int fb, FragVar(yv, a[2]->loc, "B operand"));
+    const ir::FragType c = TypeOf(acc).frag, x = TypeOf(fa).frag, y = TypeOf(fb).frag;
+    if (c.role != FragRole::kAcc || !c.mma->wgmma)
+      return Err(a[0]->loc, "first argument must be a wgmma accumulator",
+                 "mma=\"wgmma_m64nNk16_bf16\" fragments go to wgmma(); others to mma()");
+    if (x.role != FragRole::kA || !x.is_desc())
+      return Err(a[1]->loc, "second argument must be wgmma_operand(..., operand=\"A\")",
+                 "make it with wgmma_operand");
+    if (y.role != FragRole::kB || !y.is_desc())
+      return Err(a[2]->loc, "third argument must be wgmma_operand(..., operand=\"B\")",
+                 "make it with wgmma_operand");
+    if (x.mma != c.mma || y.mma != c.mma || x.bm != c.bm || x.bn != c.bn || y.bm != c.bm ||
+        y.bn != c.bn || x.wm != c.wm || y.wm != c.wm || x.first != c.first)
+      return Err(loc, "operands were made for a different accumulator",
+                 "make them with this accumulator");
+    if (x.cols != y.rows)
+      return Err(loc,
+                 absl::StrCat("K extents differ: A is ", x.rows, "x", x.cols, ", B is ", y.rows,
+                              "x", y.cols),
+                 "use the same BK for both");
+    Emit(OpCode::kWgmma, loc, -1, {acc, fa, fb});
+    return Val::None(loc);
+  }
+  if (name == "wgmma_commit") {
+    RETURN_IF_ERROR(RequireKernel(loc, "wgmma_commit()"));
+    RETURN_IF_ERROR(RequireHopper(loc, name));
+    RETURN_IF_ERROR(args_of({}).status());
+    Emit(OpCode::kWgmmaCommit, loc);
+    return Val::None(loc);
+  }
+  if (name == "wgmma_wait") {
+    RETURN_IF_ERROR(RequireKernel(loc, "wgmma_wait()"));
+    RETURN_IF_ERROR(RequireHopper(loc, name));
+    ASSIGN_OR_RETURN(auto a, args_of({"n"}));
+    ASSIGN_OR_RETURN(int64_t n, ConstInt(*a[0], "wgmma_wait count"));
+    if (n < 0 || n > 7)
+      return Err(a[0]->loc, "wgmma_wait count must be 0..7", "use a small constant");
+    Emit(OpCode::kWgmmaWait, loc).ints = {n};
     return Val::None(loc);
   }
   if (name == "store") {
@@ -2071,6 +2406,11 @@ absl::Status FnLowering::AssignName(const std::string& name, Val v, Loc loc) {
     return Err(loc, absl::StrCat("cannot assign ", KindName(v), " to a variable"),
                v.k == Val::K::kLambda ? "lambdas are only allowed inside tag statements"
                                       : "assign scalars, views or fragments");
+  }
+  if (v.k == Val::K::kVar && TypeOf(v.var).is_barrier() &&
+      !(env_.find(name) == env_.end() && v.fresh && f_->vars[v.var].name.empty())) {
+    return Err(loc, "an mbarrier array cannot be copied or reassigned",
+               "assign mbarrier(...) once and pass bars[i] directly");
   }
   const AssignInfo& info = assigns_[name];
   bool const_ok = info.count == 1 && !info.nested;

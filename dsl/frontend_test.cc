@@ -211,6 +211,7 @@ TEST_CASE("IR dump golden files") {
       {"vector_add.py", "vector_add.ir", {}},
       {"gemm_mma.py", "gemm_mma_bm64.ir", {{"BM", "64"}, {"BN", "128"}}},
       {"softmax.py", "softmax.ir", {}},
+      {"gemm_wgmma.py", "gemm_wgmma.ir", {{"STAGES", "2"}}},
   };
   for (const G& g : gs) {
     CheckOptions opt;

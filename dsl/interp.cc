@@ -46,6 +46,12 @@ struct Buffer {
   Swizzle swz;
   Space space = Space::kGlobal;
   std::string name;
+  // Shared buffers written by TMA: per element, the barrier (flat id) and the
+  // phase whose completion delivered it (empty until the first TMA write).
+  std::vector<int32_t> tma_bar;
+  std::vector<int64_t> tma_phase;
+  // Per element: queued wgmmas that will read it (empty until the first).
+  std::vector<int32_t> wgmma_readers;
 };
 
 struct View {
@@ -102,10 +108,21 @@ enum class I : uint8_t {
   kBarrier,
   kMma,  // synchronising
   kNop,
+  // Hopper.
+  kMbarInit,  // block-synchronising
+  kMbarArrive,
+  kMbarArriveTx,
+  kMbarWait,  // may block the thread
+  kTmaLoad,
+  kWgmmaOperand,
+  kWgmma,  // warp-group synchronising (with commit and wait)
+  kWgmmaCommit,
+  kWgmmaWait,
 };
 
 bool IsWarpSync(I c) { return c == I::kShfl || c == I::kWarpReduce || c == I::kMma; }
-bool IsBlockSync(I c) { return c == I::kBarrier || c == I::kBlockReduce; }
+bool IsBlockSync(I c) { return c == I::kBarrier || c == I::kBlockReduce || c == I::kMbarInit; }
+bool IsGroupSync(I c) { return c == I::kWgmma || c == I::kWgmmaCommit || c == I::kWgmmaWait; }
 
 struct Insn {
   I code;
@@ -130,10 +147,31 @@ struct Pending {
   Slot val;
 };
 
+// One mbarrier: phases complete when every expected arrival and every
+// expected transaction byte is in; TMA writes land then.
+struct Mbar {
+  int id = 0;            // flat index over all barrier arrays
+  int64_t arrivals = 1;  // per phase
+  int64_t pending = 1;   // arrivals still missing in the current phase
+  int64_t tx = 0;        // expected minus landed transaction bytes
+  int64_t phase = 0;     // completed phases
+  std::vector<Pending> writes;
+};
+
+// A wgmma issued by a warp group, executed when a wgmma_wait covers it.
+struct PendingMma {
+  const ir::Op* op;
+  View a, b;
+};
+struct GroupState {
+  std::vector<PendingMma> open;
+  std::deque<std::vector<PendingMma>> groups;
+};
+
 struct Thread {
   int tid = 0, warp = 0, lane = 0;
   int pc = 0;
-  enum St : uint8_t { kReady, kSync, kDone } st = kReady;
+  enum St : uint8_t { kReady, kSync, kBlocked, kDone } st = kReady;
   int base = 0;
   struct Frame {
     int ret_pc, base, dst, fn;
@@ -143,6 +181,9 @@ struct Thread {
   std::vector<Slot> slots;
   std::vector<View> views;
   std::vector<std::vector<float>> frags;
+  std::vector<int> frag_pending;               // wgmmas in flight on each fragment
+  std::vector<const ir::Op*> frag_pending_op;  // the latest of them
+  std::vector<int64_t> seen;                   // per barrier: completed phases observed
   std::vector<Buffer> locals;
   std::vector<Pending> open;
   std::deque<std::vector<Pending>> groups;
@@ -173,6 +214,18 @@ class Machine {
                             int64_t lo, int64_t ext) const;
   Slot Convert(Slot v, DType from, DType to) const;
   absl::Status Copy(Thread& t, const Insn& in);
+  // Hopper.
+  absl::Status ExecGroup(std::vector<Thread*>& lanes, const Insn& in);
+  absl::Status RunWgmma(std::vector<Thread*>& lanes, const PendingMma& pm);
+  absl::Status MbarArrive(const Thread& t, const ir::Op* op, Mbar& b, int64_t tx_add,
+                          int64_t tx_done);
+  absl::StatusOr<Mbar*> MbarOf(const Thread& t, const ir::Op* op, int64_t bars, int64_t idx);
+  absl::Status TmaLoad(Thread& t, const Insn& in);
+  absl::Status CheckWgmmaView(const Thread& t, const ir::Op* op, const View& v, bool is_a) const;
+  absl::Status CheckAccFree(const Thread& t, const ir::Op* op, int frag) const;
+  void MarkReads(const View& v, int delta);
+  bool WaitPasses(const Thread& t) const;
+  std::string DescribeWait(const Thread& t) const;
 
   const ir::Module& m_;
   const ir::Function& k_;
@@ -186,6 +239,12 @@ class Machine {
   std::map<const ir::Op*, int> shared_index_, local_index_;
   std::vector<Buffer> globals_;
   std::vector<Buffer> shared_;
+  std::vector<std::vector<Mbar>> mbars_;  // by kMbarrier op, per block
+  std::vector<std::string> mbar_names_;
+  std::map<const ir::Op*, int> mbar_index_;
+  std::vector<int> mbar_base_;  // flat id of each array's first barrier
+  int nmbars_ = 0;
+  std::vector<GroupState> groups_;  // per warp group, per block
   std::vector<Thread> threads_;
   std::vector<Slot> entry_slots_;
   std::vector<View> entry_views_;
@@ -229,9 +288,9 @@ void Machine::CompileBlock(const ir::Block& b, int fn) {
           in.k.i = op.ints.empty() ? 0 : op.ints[0];
         break;
       case OpCode::kMov:
-        in.code = ty(op.result).is_view()   ? I::kMovView
-                  : ty(op.result).is_frag() ? I::kMovFrag
-                                            : I::kMov;
+        in.code = view_slot_[op.result] >= 0 ? I::kMovView
+                  : ty(op.result).is_frag()  ? I::kMovFrag
+                                             : I::kMov;
         if (in.code == I::kMovView) {
           in.dst = view_slot_[op.result];
           in.a = view_slot_[in.a];
@@ -343,6 +402,37 @@ void Machine::CompileBlock(const ir::Block& b, int fn) {
       case OpCode::kBarrier:
         in.code = I::kBarrier;
         break;
+      case OpCode::kMbarrier:
+        in.code = I::kMbarInit;
+        in.imm = mbar_index_[&op];
+        break;
+      case OpCode::kMbarArrive:
+        in.code = I::kMbarArrive;
+        break;
+      case OpCode::kMbarArriveTx:
+        in.code = I::kMbarArriveTx;
+        break;
+      case OpCode::kMbarWait:
+        in.code = I::kMbarWait;
+        break;
+      case OpCode::kTmaLoad:
+        in.code = I::kTmaLoad;
+        break;
+      case OpCode::kWgmmaOperand:
+        in.code = I::kWgmmaOperand;
+        break;
+      case OpCode::kWgmma:
+        in.code = I::kWgmma;
+        break;
+      case OpCode::kWgmmaCommit:
+        in.code = I::kWgmmaCommit;
+        break;
+      case OpCode::kWgmmaWait:
+        in.code = I::kWgmmaWait;
+        in.imm = op.ints[0];
+        break;
+      case OpCode::kFenceProxyAsync:
+      case OpCode::kSetMaxNReg:
       case OpCode::kHint:
       case OpCode::kTag:
       case OpCode::kAssertTag:
@@ -617,6 +707,7 @@ absl::Status Machine::RunThread(Thread& t) {
         t.views[in.dst] = t.views[in.a];
         break;
       case I::kMovFrag:
+        if (t.frag_pending[in.a] > 0) return fail(CheckAccFree(t, in.op, in.a));
         t.frags[in.dst] = t.frags[in.a];
         break;
       case I::kBinF:
@@ -752,6 +843,9 @@ absl::Status Machine::RunThread(Thread& t) {
             break;
           case ir::SpecialOp::kWarpSize:
             r = k_.warp_size;
+            break;
+          case ir::SpecialOp::kWarpGroupId:
+            r = t.tid / 128;
             break;
         }
         s[in.dst].i = r;
@@ -955,6 +1049,7 @@ absl::Status Machine::RunThread(Thread& t) {
         break;
       case I::kFragment: {
         const ir::FragType& ft = k_.vars[in.op->result].type.frag;
+        if (t.frag_pending[in.dst] > 0) return fail(CheckAccFree(t, in.op, in.dst));
         t.frags[in.dst].assign(ft.Geom().PerLane(), 0.0f);
         break;
       }
@@ -965,9 +1060,11 @@ absl::Status Machine::RunThread(Thread& t) {
         std::vector<float>& fr = t.frags[frag_slot_[op.result]];
         int n = g.PerLane();
         fr.resize(n);
+        int unit, ul;
+        if (!g.Locate(t.tid, &unit, &ul)) n = 0;
         for (int e = 0; e < n; ++e) {
           int r, c;
-          g.Coord(t.warp, t.lane, e, &r, &c);
+          g.Coord(unit, ul, e, &r, &c);
           int64_t idx[2] = {r, c}, p;
           absl::Status st = Access(t, &op, v, idx, 2, &p);
           if (!st.ok()) return fail(st);
@@ -979,10 +1076,19 @@ absl::Status Machine::RunThread(Thread& t) {
         const ir::Op& op = *in.op;
         const View& v = t.views[view_slot_[op.operands[1]]];
         FragGeom g = k_.vars[op.operands[0]].type.frag.Geom();
-        const std::vector<float>& fr = t.frags[frag_slot_[op.operands[0]]];
+        int fs = frag_slot_[op.operands[0]];
+        if (t.frag_pending[fs] > 0) return fail(CheckAccFree(t, &op, fs));
+        const std::vector<float>& fr = t.frags[fs];
+        int unit, ul;
+        if (!g.Locate(t.tid, &unit, &ul)) {
+          return fail(Err(t, &op,
+                          absl::StrCat("this thread holds no part of the accumulator (its ",
+                                       g.mma->wgmma ? "warp groups are " : "warps are ", g.first,
+                                       "..", g.first + g.wm * g.wn - 1, ")")));
+        }
         for (int e = 0; e < g.PerLane(); ++e) {
           int r, c;
-          g.Coord(t.warp, t.lane, e, &r, &c);
+          g.Coord(unit, ul, e, &r, &c);
           int64_t idx[2] = {r, c}, p;
           absl::Status st = Access(t, &op, v, idx, 2, &p);
           if (!st.ok()) return fail(st);
@@ -992,6 +1098,49 @@ absl::Status Machine::RunThread(Thread& t) {
         }
         break;
       }
+      case I::kMbarArrive:
+      case I::kMbarArriveTx: {
+        auto b = MbarOf(t, in.op, s[in.a].i, s[in.b].i);
+        if (!b.ok()) return fail(b.status());
+        int64_t tx = in.code == I::kMbarArriveTx ? s[in.c].i : 0;
+        if (tx < 0) return fail(Err(t, in.op, absl::StrCat("negative transaction bytes ", tx)));
+        absl::Status st = MbarArrive(t, in.op, **b, tx, 0);
+        if (!st.ok()) return fail(st);
+        break;
+      }
+      case I::kMbarWait: {
+        auto b = MbarOf(t, in.op, s[in.a].i, s[in.b].i);
+        if (!b.ok()) return fail(b.status());
+        int64_t parity = s[in.c].i;
+        if (parity != 0 && parity != 1)
+          return fail(
+              Err(t, in.op, absl::StrCat("mbarrier_wait parity must be 0 or 1, got ", parity)));
+        if (((*b)->phase & 1) == parity) {  // the phase of this parity is still running
+          t.st = Thread::kBlocked;
+          t.pc = pc;
+          executed_ += steps;
+          return absl::OkStatus();
+        }
+        t.seen[(*b)->id] = std::max(t.seen[(*b)->id], (*b)->phase);
+        break;
+      }
+      case I::kTmaLoad: {
+        absl::Status st = TmaLoad(t, in);
+        if (!st.ok()) return fail(st);
+        break;
+      }
+      case I::kWgmmaOperand: {
+        const ir::Op& op = *in.op;
+        const View& v = t.views[view_slot_[op.operands[0]]];
+        absl::Status st = CheckWgmmaView(t, &op, v, op.name == "A");
+        if (!st.ok()) return fail(st);
+        t.views[view_slot_[op.result]] = v;
+        break;
+      }
+      case I::kMbarInit:
+      case I::kWgmma:
+      case I::kWgmmaCommit:
+      case I::kWgmmaWait:
       case I::kShfl:
       case I::kWarpReduce:
       case I::kBlockReduce:
@@ -1075,6 +1224,9 @@ absl::Status Machine::ExecWarp(std::vector<Thread*>& lanes, const Insn& in) {
   const MmaInfo& mi = *gc.mma;
   int ic = frag_slot_[op.operands[0]], ia = frag_slot_[op.operands[1]],
       ib = frag_slot_[op.operands[2]];
+  for (Thread* t : lanes) {
+    if (t->frag_pending[ic] > 0) return CheckAccFree(*t, &op, ic);
+  }
   int TM = gc.TilesM(), TN = gc.TilesN(), TK = ga.TilesK();
   std::vector<double> A(mi.m * mi.k), B(mi.k * mi.n), C(mi.m * mi.n);
   for (int tm = 0; tm < TM; ++tm) {
@@ -1123,8 +1275,295 @@ absl::Status Machine::ExecWarp(std::vector<Thread*>& lanes, const Insn& in) {
   return absl::OkStatus();
 }
 
+// ---- Hopper: mbarriers, TMA, wgmma --------------------------------------------------
+
+absl::StatusOr<Mbar*> Machine::MbarOf(const Thread& t, const ir::Op* op, int64_t bars,
+                                      int64_t idx) {
+  if (bars < 0 || bars >= static_cast<int64_t>(mbars_.size()))
+    return Err(t, op, "mbarrier used before its mbarrier() initialization");
+  std::vector<Mbar>& v = mbars_[bars];
+  if (idx < 0 || idx >= static_cast<int64_t>(v.size())) {
+    return Err(t, op,
+               absl::StrCat("barrier index ", idx, " outside ", mbar_names_[bars], " (", v.size(),
+                            " barriers)"));
+  }
+  return &v[idx];
+}
+
+// One arrival (when tx_done == 0) plus `tx_add` expected bytes, or `tx_done`
+// landed bytes; completes the phase when nothing is missing.
+absl::Status Machine::MbarArrive(const Thread& t, const ir::Op* op, Mbar& b, int64_t tx_add,
+                                 int64_t tx_done) {
+  b.tx += tx_add - tx_done;
+  if (tx_done == 0) {
+    if (b.pending == 0) {
+      return Err(t, op,
+                 absl::StrCat("arrival on an mbarrier whose phase ", b.phase,
+                              " already has all its arrivals (it waits for ", b.tx, " bytes)"));
+    }
+    --b.pending;
+  }
+  if (b.pending == 0 && b.tx == 0) {
+    for (const Pending& p : b.writes) {
+      if (!p.buf->wgmma_readers.empty() && p.buf->wgmma_readers[p.phys] > 0) {
+        return Err(t, op,
+                   absl::StrCat("this TMA load lands in ", p.buf->name, " (element ", p.phys,
+                                ") while a queued wgmma still reads it: the stage was refilled "
+                                "before the wgmma_wait that covers its readers (release a stage "
+                                "only after that wait)"));
+      }
+      p.buf->data[p.phys] = p.val;
+      if (p.buf->tma_bar.empty()) {
+        p.buf->tma_bar.assign(p.buf->data.size(), -1);
+        p.buf->tma_phase.assign(p.buf->data.size(), 0);
+      }
+      p.buf->tma_bar[p.phys] = b.id;
+      p.buf->tma_phase[p.phys] = b.phase + 1;
+    }
+    b.writes.clear();
+    ++b.phase;
+    b.pending = b.arrivals;
+  }
+  return absl::OkStatus();
+}
+
+bool Machine::WaitPasses(const Thread& t) const {
+  const Insn& in = code_[t.pc];
+  const Slot* s = t.slots.data() + t.base;
+  const Mbar& b = mbars_[s[in.a].i][s[in.b].i];
+  return (b.phase & 1) != s[in.c].i;
+}
+
+std::string Machine::DescribeWait(const Thread& t) const {
+  const Insn& in = code_[t.pc];
+  const Slot* s = t.slots.data() + t.base;
+  int64_t bars = s[in.a].i, idx = s[in.b].i;
+  const Mbar& b = mbars_[bars][idx];
+  int blocked = 0, done = 0, sync = 0;
+  for (const Thread& o : threads_) {
+    blocked += o.st == Thread::kBlocked;
+    done += o.st == Thread::kDone;
+    sync += o.st == Thread::kSync;
+  }
+  return absl::StrCat("mbarrier_wait(", mbar_names_[bars], "[", idx, "], parity ", s[in.c].i,
+                      ") never returns: the barrier is in phase ", b.phase, " (parity ",
+                      b.phase & 1, ") missing ", b.pending, " of ", b.arrivals, " arrival(s)",
+                      b.tx ? absl::StrCat(" and ", b.tx, " transaction byte(s)") : "",
+                      "; threads: ", blocked, " blocked on mbarriers, ", sync, " at collectives, ",
+                      done, " finished");
+}
+
+absl::Status Machine::TmaLoad(Thread& t, const Insn& in) {
+  const ir::Op& op = *in.op;
+  const Slot* s = t.slots.data() + t.base;
+  const View& src = t.views[view_slot_[op.operands[0]]];
+  const View& dst = t.views[view_slot_[op.operands[1]]];
+  ASSIGN_OR_RETURN(Mbar * b, MbarOf(t, &op, s[op.operands[2]].i, s[op.operands[3]].i));
+  int64_t bytes = DTypeBytes(dst.buf->dt);
+  // What the copy engine needs (and codegen assumes): row-major tiles, 16-byte
+  // global row pitch, and a shared layout the tensor map's swizzle produces.
+  if (src.stride[1] != 1 || (src.stride[0] * bytes) % 16 != 0) {
+    return Err(
+        t, &op,
+        absl::StrCat("TMA needs a row-major source with a row pitch of a multiple of 16 "
+                     "bytes; ",
+                     src.buf->name, " has strides (", src.stride[0], ", ", src.stride[1], ")"));
+  }
+  const Swizzle& z = dst.buf->swz;
+  bool sw128 = z.b == 3 && z.m == 3 && z.s == 3 && bytes == 2;
+  if (dst.stride[1] != 1 || dst.stride[0] != dst.shape[1] ||
+      (z.active() ? !sw128 || dst.shape[1] * bytes != 128 || (dst.off * bytes) % 1024 != 0
+                  : (dst.shape[1] * bytes) % 16 != 0 || (dst.off * bytes) % 128 != 0)) {
+    return Err(t, &op,
+               absl::StrCat("TMA destination ", dst.buf->name,
+                            " must be a contiguous row-major tile with either Swizzle(3, 3, 3), "
+                            "128-byte rows and a 1024-byte aligned start, or no swizzle, rows "
+                            "of a multiple of 16 bytes and a 128-byte aligned start (rows of ",
+                            dst.shape[1] * bytes, " bytes at byte offset ", dst.off * bytes, ")"));
+  }
+  int64_t n = 0;
+  for (int64_t i = 0; i < src.shape[0]; ++i) {
+    for (int64_t j = 0; j < src.shape[1]; ++j) {
+      int64_t idx[2] = {i, j}, ps, pd;
+      RETURN_IF_ERROR(Access(t, &op, src, idx, 2, &ps));
+      RETURN_IF_ERROR(Access(t, &op, dst, idx, 2, &pd));
+      b->writes.push_back(Pending{dst.buf, pd, src.buf->data[ps]});
+      ++n;
+    }
+  }
+  return MbarArrive(t, &op, *b, 0, n * bytes);
+}
+
+absl::Status Machine::CheckWgmmaView(const Thread& t, const ir::Op* op, const View& v,
+                                     bool is_a) const {
+  const Swizzle& z = v.buf->swz;
+  int64_t bytes = DTypeBytes(v.buf->dt);
+  int r = v.rank;
+  bool ok = z.b == 3 && z.m == 3 && z.s == 3 && bytes == 2 && v.stride[r - 1] == 1 &&
+            v.stride[r - 2] == 64 && (v.off * bytes) % 1024 == 0;
+  if (r == 3) ok = ok && v.stride[0] == v.shape[1] * 64;
+  if (!ok) {
+    return Err(t, op,
+               absl::StrCat("wgmma operand ", is_a ? "A" : "B", " in ", v.buf->name,
+                            " must use the 128-byte swizzle (Swizzle(3, 3, 3), 2-byte elements), "
+                            "rows of 64 contiguous elements",
+                            r == 3 ? ", blocks of (BK, 64) back to back" : "",
+                            " and start 1024-byte aligned (byte offset ", v.off * bytes, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Machine::CheckAccFree(const Thread& t, const ir::Op* op, int frag) const {
+  const ir::Op* w = t.frag_pending_op[frag];
+  return Err(t, op,
+             absl::StrCat("accumulator read or overwritten while ", t.frag_pending[frag],
+                          " wgmma(s) on it are in flight (the last at line ", w ? w->loc.line : 0,
+                          "); wgmma_commit() and wgmma_wait() first"));
+}
+
+absl::Status Machine::ExecGroup(std::vector<Thread*>& lanes, const Insn& in) {
+  GroupState& gs = groups_[lanes[0]->tid / 128];
+  const ir::Op& op = *in.op;
+  if (in.code == I::kWgmma) {
+    FragGeom g = k_.vars[op.operands[0]].type.frag.Geom();
+    int unit, lane;
+    if (!g.Locate(lanes[0]->tid, &unit, &lane)) {
+      return Err(*lanes[0], &op,
+                 absl::StrCat("wgmma by a warp group that holds no part of the accumulator (its "
+                              "warp groups are ",
+                              g.first, "..", g.first + g.wm * g.wn - 1, ")"));
+    }
+    PendingMma pm{&op, lanes[0]->views[view_slot_[op.operands[1]]],
+                  lanes[0]->views[view_slot_[op.operands[2]]]};
+    for (Thread* t : lanes) {
+      const View& a = t->views[view_slot_[op.operands[1]]];
+      const View& b = t->views[view_slot_[op.operands[2]]];
+      if (a.buf != pm.a.buf || a.off != pm.a.off || b.buf != pm.b.buf || b.off != pm.b.off)
+        return Err(*t, &op, "wgmma operands differ across the warp group");
+      int f = frag_slot_[op.operands[0]];
+      t->frag_pending[f]++;
+      t->frag_pending_op[f] = &op;
+    }
+    gs.open.push_back(pm);
+    MarkReads(pm.a, 1);
+    MarkReads(pm.b, 1);
+    return absl::OkStatus();
+  }
+  if (in.code == I::kWgmmaCommit) {
+    gs.groups.push_back(std::move(gs.open));
+    gs.open.clear();
+    return absl::OkStatus();
+  }
+  while (static_cast<int64_t>(gs.groups.size()) > in.imm) {
+    for (const PendingMma& pm : gs.groups.front()) RETURN_IF_ERROR(RunWgmma(lanes, pm));
+    gs.groups.pop_front();
+  }
+  return absl::OkStatus();
+}
+
+// acc += A @ B for the warp group's part of the accumulator, reading shared
+// memory now; each 64xNx16 instruction sums its 16 products and the
+// accumulator in double and rounds once to f32.
+absl::Status Machine::RunWgmma(std::vector<Thread*>& lanes, const PendingMma& pm) {
+  const ir::Op& op = *pm.op;
+  const ir::FragType& ft = k_.vars[op.operands[0]].type.frag;
+  const ir::FragType& fa = k_.vars[op.operands[1]].type.frag;
+  FragGeom g = ft.Geom();
+  int unit, lane;
+  g.Locate(lanes[0]->tid, &unit, &lane);
+  int K = fa.cols;
+  int sm = g.bm / g.wm, sn = g.bn / g.wn;
+  int r0 = (unit / g.wn) * sm, c0 = (unit % g.wn) * sn;
+  std::vector<double> A(static_cast<size_t>(sm) * K), B(static_cast<size_t>(K) * sn);
+  const Thread& t0 = *lanes[0];
+  // Data a TMA load delivered may only be read after waiting for its phase.
+  auto observed = [&](const Buffer* buf, int64_t p) -> absl::Status {
+    if (buf->tma_bar.empty() || buf->tma_bar[p] < 0) return absl::OkStatus();
+    for (const Thread* t : lanes) {
+      if (t->seen[buf->tma_bar[p]] < buf->tma_phase[p]) {
+        int bar = buf->tma_bar[p], arr = 0;
+        while (arr + 1 < static_cast<int>(mbar_base_.size()) && mbar_base_[arr + 1] <= bar) ++arr;
+        return Err(*t, &op,
+                   absl::StrCat("wgmma reads ", buf->name, " (element ", p,
+                                ") that a TMA load delivered with phase ", buf->tma_phase[p] - 1,
+                                " of ", mbar_names_[arr], "[", bar - mbar_base_[arr],
+                                "], which this thread has not waited for (mbarrier_wait first; "
+                                "a parity wait for a phase two or more ahead of the barrier "
+                                "passes at once)"));
+      }
+    }
+    return absl::OkStatus();
+  };
+  for (int i = 0; i < sm; ++i) {
+    for (int k = 0; k < K; ++k) {
+      int64_t idx[2] = {r0 + i, k}, p;
+      RETURN_IF_ERROR(Access(t0, &op, pm.a, idx, 2, &p));
+      RETURN_IF_ERROR(observed(pm.a.buf, p));
+      A[static_cast<size_t>(i) * K + k] = pm.a.buf->data[p].f;
+    }
+  }
+  for (int k = 0; k < K; ++k) {
+    for (int j = 0; j < sn; ++j) {
+      int n = c0 + j;
+      int64_t idx3[3] = {n / 64, k, n % 64}, idx2[2] = {k, n}, p;
+      RETURN_IF_ERROR(Access(t0, &op, pm.b, pm.b.rank == 3 ? idx3 : idx2, pm.b.rank, &p));
+      RETURN_IF_ERROR(observed(pm.b.buf, p));
+      B[static_cast<size_t>(k) * sn + j] = pm.b.buf->data[p].f;
+    }
+  }
+  int f = frag_slot_[op.operands[0]];
+  for (Thread* t : lanes) {
+    std::vector<float>& acc = t->frags[f];
+    for (int e = 0; e < g.PerLane(); ++e) {
+      int row, col;
+      g.Coord(unit, t->tid % 128, e, &row, &col);
+      double v = acc[e];
+      const double* a = &A[static_cast<size_t>(row - r0) * K];
+      for (int k0 = 0; k0 < K; k0 += 16) {
+        double sum = v;
+        for (int k = k0; k < k0 + 16; ++k) sum += a[k] * B[static_cast<size_t>(k) * sn + col - c0];
+        v = static_cast<float>(sum);
+      }
+      acc[e] = static_cast<float>(v);
+    }
+    t->frag_pending[f]--;
+  }
+  MarkReads(pm.a, -1);
+  MarkReads(pm.b, -1);
+  return absl::OkStatus();
+}
+
+// Counts (delta) a queued wgmma as a reader of every element of operand view v.
+void Machine::MarkReads(const View& v, int delta) {
+  Buffer& b = *v.buf;
+  if (b.wgmma_readers.empty()) b.wgmma_readers.assign(b.data.size(), 0);
+  int64_t n0 = v.rank == 3 ? v.shape[0] : 1;
+  int64_t r = v.rank - 2;
+  for (int64_t i = 0; i < n0; ++i) {
+    for (int64_t j = 0; j < v.shape[r]; ++j) {
+      for (int64_t k = 0; k < v.shape[r + 1]; ++k) {
+        int64_t lin =
+            v.off + (v.rank == 3 ? i * v.stride[0] : 0) + j * v.stride[r] + k * v.stride[r + 1];
+        int64_t p = b.swz.Apply(lin);
+        if (p >= 0 && p < static_cast<int64_t>(b.wgmma_readers.size())) b.wgmma_readers[p] += delta;
+      }
+    }
+  }
+}
+
 absl::Status Machine::ExecBlockSync(const Insn& in) {
   if (in.code == I::kBarrier) return absl::OkStatus();
+  if (in.code == I::kMbarInit) {
+    std::vector<Mbar>& bars = mbars_[in.imm];
+    int id = mbar_base_[in.imm];
+    for (Mbar& b : bars) {
+      b = Mbar{};
+      b.id = id++;
+      b.arrivals = b.pending = in.op->ints[1];
+    }
+    for (Thread& t : threads_) t.slots[t.base + in.dst].i = in.imm;
+    return absl::OkStatus();
+  }
   int ws = k_.warp_size;
   int nt = static_cast<int>(threads_.size());
   Slot total{0};
@@ -1151,11 +1590,12 @@ void Garbage(Buffer* b) {
 }
 
 void CollectAllocs(const ir::Block& b, std::vector<const ir::Op*>* shared,
-                   std::vector<const ir::Op*>* local) {
+                   std::vector<const ir::Op*>* local, std::vector<const ir::Op*>* mbars) {
   for (const ir::Op& op : b) {
     if (op.code == OpCode::kAllocShared) shared->push_back(&op);
     if (op.code == OpCode::kAllocLocal) local->push_back(&op);
-    for (const ir::Block& r : op.regions) CollectAllocs(r, shared, local);
+    if (op.code == OpCode::kMbarrier) mbars->push_back(&op);
+    for (const ir::Block& r : op.regions) CollectAllocs(r, shared, local, mbars);
   }
 }
 
@@ -1198,11 +1638,15 @@ absl::Status Machine::Launch(std::vector<HostTensor>* tensors, RunStats* stats) 
   view_slot_.assign(k_.vars.size(), -1);
   frag_slot_.assign(k_.vars.size(), -1);
   for (size_t v = 0; v < k_.vars.size(); ++v) {
-    if (k_.vars[v].type.is_view()) view_slot_[v] = nviews_++;
-    if (k_.vars[v].type.is_frag()) frag_slot_[v] = nfrags_++;
+    const ir::Type& vt = k_.vars[v].type;
+    if (vt.is_view() || (vt.is_frag() && vt.frag.is_desc()))
+      view_slot_[v] = nviews_++;
+    else if (vt.is_frag())
+      frag_slot_[v] = nfrags_++;
   }
-  std::vector<const ir::Op*> sh, lo;
-  CollectAllocs(k_.body, &sh, &lo);
+  std::vector<const ir::Op*> sh, lo, mb;
+  CollectAllocs(k_.body, &sh, &lo, &mb);
+  for (size_t i = 0; i < mb.size(); ++i) mbar_index_[mb[i]] = static_cast<int>(i);
   for (size_t i = 0; i < sh.size(); ++i) shared_index_[sh[i]] = static_cast<int>(i);
   for (size_t i = 0; i < lo.size(); ++i) local_index_[lo[i]] = static_cast<int>(i);
   code_fns_.resize(m_.functions.size());
@@ -1282,6 +1726,14 @@ absl::Status Machine::Launch(std::vector<HostTensor>* tensors, RunStats* stats) 
         k_.vars[sh[i]->result].name.empty() ? "shared buffer" : k_.vars[sh[i]->result].name;
     shared_[i].data.resize(sh[i]->layout.Cosize());
   }
+  mbars_.resize(mb.size());
+  for (size_t i = 0; i < mb.size(); ++i) {
+    mbars_[i].resize(mb[i]->ints[0]);
+    mbar_base_.push_back(nmbars_);
+    nmbars_ += static_cast<int>(mb[i]->ints[0]);
+    mbar_names_.push_back(k_.vars[mb[i]->result].name.empty() ? "mbarrier"
+                                                              : k_.vars[mb[i]->result].name);
+  }
   threads_.resize(k_.threads);
   for (int i = 0; i < k_.threads; ++i) {
     Thread& t = threads_[i];
@@ -1290,6 +1742,8 @@ absl::Status Machine::Launch(std::vector<HostTensor>* tensors, RunStats* stats) 
     t.lane = i % k_.warp_size;
     t.slots.assign(stack_size_, Slot{0});
     t.frags.resize(nfrags_);
+    t.frag_pending.assign(nfrags_, 0);
+    t.frag_pending_op.assign(nfrags_, nullptr);
     t.locals.resize(lo.size());
     for (size_t j = 0; j < lo.size(); ++j) {
       t.locals[j].dt = k_.vars[lo[j]->result].type.dtype;
@@ -1306,7 +1760,12 @@ absl::Status Machine::Launch(std::vector<HostTensor>* tensors, RunStats* stats) 
     for (block_[1] = 0; block_[1] < grid_[1]; ++block_[1]) {
       for (block_[0] = 0; block_[0] < grid_[0]; ++block_[0]) {
         if (stats) stats->blocks++;
-        for (Buffer& b : shared_) Garbage(&b);
+        for (Buffer& b : shared_) {
+          Garbage(&b);
+          b.tma_bar.clear();
+          b.tma_phase.clear();
+          b.wgmma_readers.clear();
+        }
         for (Thread& t : threads_) {
           t.pc = entry;
           t.st = Thread::kReady;
@@ -1318,7 +1777,13 @@ absl::Status Machine::Launch(std::vector<HostTensor>* tensors, RunStats* stats) 
           for (Buffer& b : t.locals) Garbage(&b);
           t.open.clear();
           t.groups.clear();
+          std::fill(t.frag_pending.begin(), t.frag_pending.end(), 0);
+          t.seen.assign(nmbars_, 0);
         }
+        for (std::vector<Mbar>& bars : mbars_) {
+          for (Mbar& b : bars) b = Mbar{};
+        }
+        groups_.assign((k_.threads + 127) / 128, GroupState{});
         while (true) {
           for (Thread& t : threads_) {
             if (t.st == Thread::kReady) RETURN_IF_ERROR(RunThread(t));
@@ -1350,7 +1815,37 @@ absl::Status Machine::Launch(std::vector<HostTensor>* tensors, RunStats* stats) 
               progress = true;
             }
           }
+          // Warp-group collectives (wgmma and its commit/wait).
+          for (size_t g = 0; g < groups_.size(); ++g) {
+            int lo = static_cast<int>(g) * 128, hi = std::min(k_.threads, lo + 128);
+            const Thread& t0 = threads_[lo];
+            if (t0.st != Thread::kSync || !IsGroupSync(code_[t0.pc].code)) continue;
+            bool all = hi - lo == 128;
+            for (int l = lo; l < hi && all; ++l)
+              all = threads_[l].st == Thread::kSync && threads_[l].pc == t0.pc;
+            if (!all) continue;
+            lanes.clear();
+            for (int l = lo; l < hi; ++l) lanes.push_back(&threads_[l]);
+            RETURN_IF_ERROR(ExecGroup(lanes, code_[t0.pc]));
+            for (Thread* t : lanes) {
+              t->st = Thread::kReady;
+              t->pc++;
+            }
+            progress = true;
+          }
+          // Threads blocked on an mbarrier whose phase has completed.
+          for (Thread& t : threads_) {
+            if (t.st == Thread::kBlocked && WaitPasses(t)) {
+              t.st = Thread::kReady;
+              progress = true;
+            }
+          }
           if (progress) continue;
+          for (const Thread& t : threads_) {
+            if (t.st == Thread::kBlocked) {
+              return Err(t, code_[t.pc].op, absl::StrCat("deadlock: ", DescribeWait(t)));
+            }
+          }
           int done = 0, first_sync = -1;
           bool same = true;
           for (Thread& t : threads_) {
@@ -1395,6 +1890,18 @@ absl::Status Machine::Launch(std::vector<HostTensor>* tensors, RunStats* stats) 
             }
           }
           return Err(f, fin.op, "deadlock at a synchronising op");
+        }
+        for (size_t i = 0; i < mbars_.size(); ++i) {
+          for (size_t j = 0; j < mbars_[i].size(); ++j) {
+            const Mbar& b = mbars_[i][j];
+            if (!b.writes.empty()) {
+              return Err(
+                  threads_[0], nullptr,
+                  absl::StrCat("the block ended with a TMA load in flight on ", mbar_names_[i], "[",
+                               j, "] (its phase ", b.phase, " still misses ", b.pending,
+                               " arrival(s) and ", b.tx, " byte(s))"));
+            }
+          }
         }
       }
     }

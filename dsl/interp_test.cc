@@ -138,12 +138,12 @@ TEST_CASE("MMA lane layouts match the PTX ISA and CDNA3 tables") {
     const MmaInfo& mi = all[i];
     std::set<std::pair<int, int>> a, b, cc;
     for (int l = 0; l < mi.warp_size; ++l) {
-      for (int x = 0; x < mi.regs_a; ++x) {
+      for (int x = 0; x < (mi.wgmma ? 0 : mi.regs_a); ++x) {
         mi.a_coord(l, x, &r, &c);
         a.insert({r, c});
         CHECK((r < mi.m && c < mi.k));
       }
-      for (int x = 0; x < mi.regs_b; ++x) {
+      for (int x = 0; x < (mi.wgmma ? 0 : mi.regs_b); ++x) {
         mi.b_coord(l, x, &r, &c);
         b.insert({r, c});
         CHECK((r < mi.k && c < mi.n));
@@ -154,9 +154,14 @@ TEST_CASE("MMA lane layouts match the PTX ISA and CDNA3 tables") {
         CHECK((r < mi.m && c < mi.n));
       }
     }
+    CHECK(static_cast<int>(cc.size()) == mi.m * mi.n);
+    CHECK(mi.warp_size * mi.regs_c == mi.m * mi.n);
+    if (mi.wgmma) {  // operands come from shared memory descriptors
+      CHECK((mi.regs_a == 0 && mi.regs_b == 0 && !mi.a_coord && !mi.b_coord));
+      continue;
+    }
     CHECK(static_cast<int>(a.size()) == mi.m * mi.k);
     CHECK(static_cast<int>(b.size()) == mi.k * mi.n);
-    CHECK(static_cast<int>(cc.size()) == mi.m * mi.n);
     CHECK(mi.warp_size * mi.regs_a == mi.m * mi.k);
     CHECK(mi.warp_size * mi.regs_c == mi.m * mi.n);
   }
@@ -188,6 +193,142 @@ TEST_CASE("MMA GEMM (mma.sync m16n8k16 bf16, cp.async pipeline)") {
   auto r3 = RunExample("gemm_mma.py", "", {{"M", 128}, {"N", 128}, {"K", 128}}, {{"STAGES", "3"}});
   REQUIRE(r3.ok());
   CHECK(Worst(r3->t[2].data, Gemm(r3->t[0], r3->t[1]), 1e-3, 1e-3) <= 1);
+}
+
+// Replaces the one occurrence of `from` in `text` (the test fails otherwise).
+std::string Patch(std::string text, const std::string& from, const std::string& to) {
+  size_t p = text.find(from);
+  REQUIRE(p != std::string::npos);
+  REQUIRE(text.find(from, p + 1) == std::string::npos);
+  return text.replace(p, from.size(), to);
+}
+
+TEST_CASE("wgmma GEMM (TMA + mbarrier pipeline, warp-specialized)") {
+  auto r = RunExample("gemm_wgmma.py", "", {{"M", 256}, {"N", 512}, {"K", 384}});
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
+  // Narrower tiles (mma="wgmma_bf16" picks m64n128k16), two stages wrapping many times.
+  auto r2 = RunExample("gemm_wgmma.py", "", {{"M", 128}, {"N", 256}, {"K", 512}},
+                       {{"BN", "128"}, {"STAGES", "2"}});
+  INFO(r2.status().message());
+  REQUIRE(r2.ok());
+  CHECK(Worst(r2->t[2].data, Gemm(r2->t[0], r2->t[1]), 1e-3, 1e-3) <= 1);
+}
+
+TEST_CASE("persistent wgmma GEMM (grouped tile order, stage ring across tiles)") {
+  // 3x3 tiles of 128x256 over 5 blocks: blocks take 2 or 1 tiles; GROUP=2 leaves a partial group.
+  auto r = RunExample("gemm_wgmma_persistent.py", "", {{"M", 384}, {"N", 768}, {"K", 256}},
+                      {{"SMS", "5"}, {"GROUP", "2"}, {"STAGES", "3"}});
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  CHECK(r->stats.blocks == 5);
+  CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
+}
+
+TEST_CASE("ping-pong wgmma GEMM (one warp group per tile, alternating)") {
+  for (auto consts : std::vector<std::map<std::string, std::string>>{
+           {{"SMS", "3"}, {"GROUP", "2"}},
+           {{"SMS", "3"}, {"BM", "128"}, {"BN", "128"}, {"STAGES", "3"}}}) {
+    auto r = RunExample("gemm_wgmma_pingpong.py", "", {{"M", 256}, {"N", 512}, {"K", 256}}, consts);
+    INFO(r.status().message());
+    REQUIRE(r.ok());
+    CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
+  }
+}
+
+TEST_CASE("a ping-pong consumer that runs two phases ahead reads stale stages") {
+  // Without the turn barrier the second warp group waits on full[s] for its tile's first
+  // iteration while the barrier is two phases behind: the parity matches an old phase.
+  std::string text = Patch(ReadFile(ExamplePath("gemm_wgmma_pingpong.py")),
+                           "mbarrier_wait(turn[1], (i // 2) % 2)", "pass");
+  auto r = RunText("noturn.py", text, "", {{"M", 256}, {"N", 512}, {"K", 1024}},
+                   {{"SMS", "3"}, {"STAGES", "3"}});
+  REQUIRE(!r.ok());
+  std::string msg(r.status().message());
+  INFO(msg);
+  // Either symptom: a stale stage read, or the early release it causes letting the producer
+  // refill a stage that a queued wgmma still reads.
+  CHECK((msg.find("has not waited for") != std::string::npos ||
+         msg.find("while a queued wgmma still reads it") != std::string::npos));
+  auto ok = RunExample("gemm_wgmma_pingpong.py", "", {{"M", 256}, {"N", 512}, {"K", 1024}},
+                       {{"SMS", "3"}, {"STAGES", "3"}});
+  INFO(ok.status().message());
+  REQUIRE(ok.ok());
+  CHECK(Worst(ok->t[2].data, Gemm(ok->t[0], ok->t[1]), 1e-3, 1e-3) <= 1);
+}
+
+TEST_CASE("wgmma pipeline hazards are reported") {
+  std::string text = ReadFile(ExamplePath("gemm_wgmma.py"));
+  std::map<std::string, int64_t> dims = {{"M", 128}, {"N", 256}, {"K", 256}};
+  SECTION("a consumer waiting on the wrong parity deadlocks") {
+    auto r = RunText("parity.py",
+                     Patch(text, "mbarrier_wait(full[s], (k // STAGES) % 2)",
+                           "mbarrier_wait(full[s], (k // STAGES + 1) % 2)"),
+                     "", dims);
+    REQUIRE(!r.ok());
+    std::string msg(r.status().message());
+    INFO(msg);
+    CHECK(msg.find("deadlock: mbarrier_wait(") != std::string::npos);
+    CHECK(msg.find("never returns") != std::string::npos);
+  }
+  SECTION("a consumer that skips its wait reads data it has not waited for") {
+    auto r = RunText("nowait.py", Patch(text, "mbarrier_wait(full[s], (k // STAGES) % 2)", "pass"),
+                     "", dims);
+    REQUIRE(!r.ok());
+    std::string msg(r.status().message());
+    INFO(msg);
+    CHECK(msg.find("which this thread has not waited for") != std::string::npos);
+  }
+  SECTION("a producer that does not wait for the release overruns the ring") {
+    auto r =
+        RunText("noempty.py", Patch(text, "mbarrier_wait(empty[s], (k // STAGES + 1) % 2)", "pass"),
+                "", {{"M", 128}, {"N", 256}, {"K", 512}}, {{"STAGES", "2"}});
+    REQUIRE(!r.ok());
+    std::string msg(r.status().message());
+    INFO(msg);
+    CHECK(msg.find("deadlock: mbarrier_wait(full[0], parity 0) never returns") !=
+          std::string::npos);
+  }
+  SECTION("releasing a stage before the wgmma that reads it completes is an error") {
+    auto r = RunText("early_release.py",
+                     Patch(text,
+                           "if k > 0 and thread_id() % 128 == 0:\n"
+                           "                mbarrier_arrive(empty[(k - 1) % STAGES])",
+                           "if thread_id() % 128 == 0:\n"
+                           "                mbarrier_arrive(empty[s])"),
+                     "", {{"M", 128}, {"N", 256}, {"K", 512}}, {{"STAGES", "2"}});
+    REQUIRE(!r.ok());
+    std::string msg(r.status().message());
+    INFO(msg);
+    CHECK(msg.find("while a queued wgmma still reads it") != std::string::npos);
+  }
+  SECTION("storing the accumulator before wgmma_wait is an error") {
+    auto r = RunText("nowgwait.py", Patch(text, "        wgmma_wait(0)\n", ""), "", dims);
+    REQUIRE(!r.ok());
+    std::string msg(r.status().message());
+    INFO(msg);
+    CHECK(msg.find("in flight") != std::string::npos);
+    CHECK(msg.find("wgmma_wait") != std::string::npos);
+  }
+  SECTION("too few expected bytes complete the phase early: the last load is still in flight") {
+    auto r =
+        RunText("tx.py", Patch(text, "(BM * BK + BK * BN) * 2)", "(BM * BK + BK * BN) * 2 - 128)"),
+                "", dims);
+    REQUIRE(!r.ok());
+    INFO(r.status().message());
+  }
+  SECTION("a B buffer without the 128-byte swizzle is refused") {
+    auto r = RunText(
+        "noswz.py",
+        Patch(text, "sB = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3))",
+              "sB = shared(bf16, (STAGES, BN // 64, BK, 64))"),
+        "", dims);
+    REQUIRE(!r.ok());
+    std::string msg(r.status().message());
+    INFO(msg);
+    CHECK(msg.find("128-byte swizzle") != std::string::npos);
+  }
 }
 
 TEST_CASE("MFMA GEMMs (gfx942, 64-lane waves)") {

@@ -14,6 +14,7 @@ FragGeom FragType::Geom() const {
   g.bn = bn;
   g.wm = wm;
   g.wn = wn;
+  g.first = first;
   g.bk = role == FragRole::kA ? cols : role == FragRole::kB ? rows : 0;
   return g;
 }
@@ -30,7 +31,9 @@ bool Type::operator==(const Type& o) const {
     case TypeKind::kFragment:
       return frag.mma == o.frag.mma && frag.role == o.frag.role && frag.rows == o.frag.rows &&
              frag.cols == o.frag.cols && frag.bm == o.frag.bm && frag.bn == o.frag.bn &&
-             frag.wm == o.frag.wm && frag.wn == o.frag.wn;
+             frag.wm == o.frag.wm && frag.wn == o.frag.wn && frag.first == o.frag.first;
+    case TypeKind::kBarrier:
+      return shape == o.shape;
   }
   return false;
 }
@@ -51,8 +54,11 @@ std::string Type::ToString() const {
       return absl::StrCat(SpaceName(space), " ", DTypeName(dtype), ShapeStr(shape));
     case TypeKind::kFragment:
       return absl::StrCat("frag<", frag.mma ? frag.mma->name : "?", ",", FragRoleName(frag.role),
-                          ",", DTypeName(dtype), "[", frag.rows, ",", frag.cols,
-                          "],warps=", frag.wm, "x", frag.wn, ">");
+                          ",", DTypeName(dtype), "[", frag.rows, ",", frag.cols, "],",
+                          frag.mma && frag.mma->wgmma ? "warpgroups=" : "warps=", frag.wm, "x",
+                          frag.wn, frag.first ? absl::StrCat(",first=", frag.first) : "", ">");
+    case TypeKind::kBarrier:
+      return absl::StrCat("mbarrier", ShapeStr(shape));
   }
   return "?";
 }
@@ -154,6 +160,28 @@ const char* OpCodeName(OpCode c) {
       return "reset_tags";
     case OpCode::kYield:
       return "yield";
+    case OpCode::kMbarrier:
+      return "mbarrier";
+    case OpCode::kMbarArrive:
+      return "mbarrier_arrive";
+    case OpCode::kMbarArriveTx:
+      return "mbarrier_arrive_expect_tx";
+    case OpCode::kMbarWait:
+      return "mbarrier_wait";
+    case OpCode::kTmaLoad:
+      return "tma_load";
+    case OpCode::kFenceProxyAsync:
+      return "fence_proxy_async";
+    case OpCode::kSetMaxNReg:
+      return "setmaxnreg";
+    case OpCode::kWgmmaOperand:
+      return "wgmma_operand";
+    case OpCode::kWgmma:
+      return "wgmma";
+    case OpCode::kWgmmaCommit:
+      return "wgmma_commit";
+    case OpCode::kWgmmaWait:
+      return "wgmma_wait";
     case OpCode::kCall:
       return "call";
     case OpCode::kReturn:
@@ -176,8 +204,8 @@ const char* SubName(const Op& op) {
   static const char* kUn[] = {"neg", "not", "bitnot"};
   static const char* kCmp[] = {"lt", "le", "gt", "ge", "eq", "ne"};
   static const char* kMath[] = {"exp", "exp2", "log", "sqrt", "rsqrt", "abs"};
-  static const char* kSpec[] = {"thread_id", "block_id", "grid_dim",
-                                "warp_id",   "lane_id",  "warp_size"};
+  static const char* kSpec[] = {"thread_id", "block_id",  "grid_dim",    "warp_id",
+                                "lane_id",   "warp_size", "warpgroup_id"};
   static const char* kShfl[] = {"xor", "down", "idx"};
   static const char* kRed[] = {"sum", "max"};
   switch (op.code) {

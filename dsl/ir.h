@@ -35,14 +35,17 @@ namespace argus::dsl::ir {
 
 // ---- Types ------------------------------------------------------------------
 
-enum class TypeKind : uint8_t { kVoid, kScalar, kView, kFragment };
+enum class TypeKind : uint8_t { kVoid, kScalar, kView, kFragment, kBarrier };
 
 struct FragType {
   const MmaInfo* mma = nullptr;
   FragRole role = FragRole::kAcc;
   int rows = 0, cols = 0;  // the logical tile this fragment holds
   int bm = 0, bn = 0;      // the accumulator tile it belongs to
-  int wm = 1, wn = 1;      // warps
+  int wm = 1, wn = 1;      // warps (warp groups for wgmma)
+  int first = 0;           // first warp (group) of the block holding it
+  // wgmma A/B operands are shared-memory descriptors: a view, no registers.
+  bool is_desc() const { return mma && mma->wgmma && role != FragRole::kAcc; }
   FragGeom Geom() const;
 };
 
@@ -50,7 +53,7 @@ struct Type {
   TypeKind kind = TypeKind::kVoid;
   DType dtype = DType::kI32;     // scalar type / element type
   Space space = Space::kGlobal;  // kView
-  std::vector<int64_t> shape;    // kView: extents, -1 = dynamic
+  std::vector<int64_t> shape;    // kView: extents, -1 = dynamic; kBarrier: {count}
   FragType frag;                 // kFragment
 
   static Type Void() { return Type{}; }
@@ -71,6 +74,7 @@ struct Type {
   bool is_scalar() const { return kind == TypeKind::kScalar; }
   bool is_view() const { return kind == TypeKind::kView; }
   bool is_frag() const { return kind == TypeKind::kFragment; }
+  bool is_barrier() const { return kind == TypeKind::kBarrier; }
   int rank() const { return static_cast<int>(shape.size()); }
   bool operator==(const Type& o) const;
   std::string ToString() const;
@@ -132,6 +136,20 @@ enum class OpCode : uint8_t {
                    // "load_fragment"|"ldmatrix"
   kMma,            // operands [acc, a, b]; acc += a @ b; name: op spelling
   kStoreFragment,  // operands [acc, dst]
+  // Hopper (sm_90a). A barrier operand pair is [barrier array var, index var].
+  kMbarrier,         // result: barrier array (kBarrier); ints [count, arrivals]; implies
+                     // a block barrier after initialization
+  kMbarArrive,       // operands [bars, i]
+  kMbarArriveTx,     // operands [bars, i, nbytes (i32)]: expect_tx + arrive
+  kMbarWait,         // operands [bars, i, parity (i32)]
+  kTmaLoad,          // operands [src view, dst view, bars, i, coord0, coord1]; ints
+                     // [tensor param index, box0, box1]; coords are tile indices
+  kFenceProxyAsync,  // fence.proxy.async.shared::cta
+  kSetMaxNReg,       // ints [registers]
+  kWgmmaOperand,     // operands [src view, acc]; result: descriptor fragment (role A/B)
+  kWgmma,            // operands [acc, a, b]: async acc += a @ b (warp-group collective)
+  kWgmmaCommit,      // warp-group collective
+  kWgmmaWait,        // ints [groups allowed in flight]; warp-group collective
   // Warp and block collectives.
   kShfl,         // sub: ShflKind; operands [x, arg]
   kWarpReduce,   // sub: ReduceKind; operands [x]
@@ -211,7 +229,15 @@ auto ApplyCmp(CmpOp op, const T& x, const T& y) -> decltype(x < y) {
   return x != y;
 }
 enum class MathOp : uint8_t { kExp, kExp2, kLog, kSqrt, kRsqrt, kAbs };
-enum class SpecialOp : uint8_t { kThreadId, kBlockId, kGridDim, kWarpId, kLaneId, kWarpSize };
+enum class SpecialOp : uint8_t {
+  kThreadId,
+  kBlockId,
+  kGridDim,
+  kWarpId,
+  kLaneId,
+  kWarpSize,
+  kWarpGroupId
+};
 enum class ShflKind : uint8_t { kXor, kDown, kIdx };
 enum class ReduceKind : uint8_t { kSum, kMax };
 

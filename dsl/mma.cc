@@ -1,5 +1,9 @@
 #include "dsl/mma.h"
 
+#include <deque>
+#include <string>
+#include <vector>
+
 namespace argus::dsl {
 namespace {
 
@@ -50,7 +54,15 @@ void C16(int lane, int r, int* row, int* col) {
   *col = lane % 16;
 }
 
-const MmaInfo kMmas[] = {
+// wgmma .m64nNk16 f32 accumulator: warp w of the group holds rows 16w..16w+15
+// in the m16n8 C layout, repeated over N/8 column tiles (register r: tile r/4).
+void WgC(int lane, int r, int* row, int* col) {
+  int w = lane >> 5, g = (lane >> 2) & 7, t = lane & 3;
+  *row = 16 * w + g + 8 * ((r >> 1) & 1);
+  *col = 8 * (r >> 2) + 2 * t + (r & 1);
+}
+
+const MmaInfo kFixed[] = {
     {"mma_sync_m16n8k16_bf16", "sm_90a", 16, 8, 16, DType::kBF16, DType::kF32, 32, 8, 4, 4, NvA,
      NvB, NvC},
     {"mma_sync_m16n8k16_f16", "sm_90a", 16, 8, 16, DType::kF16, DType::kF32, 32, 8, 4, 4, NvA, NvB,
@@ -61,18 +73,50 @@ const MmaInfo kMmas[] = {
      B16, C16},
 };
 
+// The fixed instructions, then wgmma m64nNk16 for N = 8..256 step 8, bf16 and f16.
+const std::vector<MmaInfo>& Table() {
+  static const std::vector<MmaInfo>* table = [] {
+    static std::deque<std::string> names;
+    auto* t = new std::vector<MmaInfo>(std::begin(kFixed), std::end(kFixed));
+    for (DType ab : {DType::kBF16, DType::kF16}) {
+      for (int n = 8; n <= 256; n += 8) {
+        names.push_back(std::string("wgmma_m64n") + std::to_string(n) + "k16_" +
+                        (ab == DType::kBF16 ? "bf16" : "f16"));
+        MmaInfo m{names.back().c_str(),
+                  "sm_90a",
+                  64,
+                  n,
+                  16,
+                  ab,
+                  DType::kF32,
+                  128,
+                  0,
+                  0,
+                  n / 2,
+                  nullptr,
+                  nullptr,
+                  WgC};
+        m.wgmma = true;
+        t->push_back(m);
+      }
+    }
+    return t;
+  }();
+  return *table;
+}
+
 }  // namespace
 
 const MmaInfo* FindMma(std::string_view name) {
-  for (const MmaInfo& m : kMmas) {
+  for (const MmaInfo& m : Table()) {
     if (name == m.name) return &m;
   }
   return nullptr;
 }
 
 const MmaInfo* AllMmas(int* count) {
-  *count = sizeof(kMmas) / sizeof(kMmas[0]);
-  return kMmas;
+  *count = static_cast<int>(Table().size());
+  return Table().data();
 }
 
 const char* FragRoleName(FragRole r) {
@@ -97,6 +141,14 @@ int FragGeom::PerLane() const {
       return TilesK() * TilesN() * mma->regs_b;
   }
   return 0;
+}
+
+bool FragGeom::Locate(int tid, int* warp, int* lane) const {
+  int u = tid / mma->warp_size - first;
+  if (u < 0 || u >= wm * wn) return false;
+  *warp = u;
+  *lane = tid % mma->warp_size;
+  return true;
 }
 
 // Element order within a lane: tile-major ((t_outer * T_inner + t_inner) * regs + r).

@@ -6,6 +6,9 @@
 //   NVIDIA mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}: PTX ISA,
 //     "Matrix Fragments for mma.m16n8k16 with floating point type".
 //   AMD v_mfma_f32_32x32x8bf16_1k / v_mfma_f32_16x16x16bf16_1k (CDNA3).
+//   NVIDIA wgmma.mma_async.m64nNk16.f32.{bf16,f16} (sm_90a): issued by a warp
+//     group of 128 threads, A and B from shared memory (descriptors; no
+//     per-lane operand layout), D per "Register Fragments ... wgmma .m64nNk16".
 // FragGeom spreads a block-level fragment tile over warps and instruction
 // tiles; the interpreter, the verifier and codegen all use these functions,
 // so they agree on which lane holds which element.
@@ -26,12 +29,13 @@ struct MmaInfo {
   int m, n, k;
   DType ab;                    // A and B element type
   DType acc;                   // accumulator type
-  int warp_size;               // lanes that execute one instruction
+  int warp_size;               // lanes that execute one instruction (128: a warp group)
   int regs_a, regs_b, regs_c;  // elements per lane
   // Coordinates of lane `lane`'s element `r`.
   void (*a_coord)(int lane, int r, int* row, int* col);  // row in M, col in K
   void (*b_coord)(int lane, int r, int* row, int* col);  // row in K, col in N
   void (*c_coord)(int lane, int r, int* row, int* col);  // row in M, col in N
+  bool wgmma = false;  // operands A/B are shared-memory descriptors (a_coord/b_coord null)
 };
 
 // nullptr if `name` is not an instruction.
@@ -43,12 +47,15 @@ enum class FragRole : uint8_t { kAcc, kA, kB };
 const char* FragRoleName(FragRole r);
 
 // A block-level fragment: logical tile rows x cols of `role`, for accumulator
-// tile bm x bn spread over warps wm x wn (warp w owns (w / wn, w % wn)).
+// tile bm x bn spread over warps wm x wn (warp w owns (w / wn, w % wn)). A
+// "warp" here is the instruction's unit of mma->warp_size threads (a warp
+// group for wgmma); the fragment's units start at unit `first` of the block.
 struct FragGeom {
   const MmaInfo* mma = nullptr;
   FragRole role = FragRole::kAcc;
   int bm = 0, bn = 0, bk = 0;  // bk: K extent (A and B fragments)
   int wm = 1, wn = 1;
+  int first = 0;
   int TilesM() const { return bm / wm / mma->m; }
   int TilesN() const { return bn / wn / mma->n; }
   int TilesK() const { return bk / mma->k; }
@@ -59,6 +66,9 @@ struct FragGeom {
   // Logical (row, col) within the block tile of lane-element `e` held by the
   // lane `lane` of warp `warp`.
   void Coord(int warp, int lane, int e, int* row, int* col) const;
+  // The (unit, lane) of block thread `tid` in this fragment; false when the
+  // thread holds no part of it (outside the fragment's units).
+  bool Locate(int tid, int* warp, int* lane) const;
 };
 
 }  // namespace argus::dsl

@@ -552,6 +552,11 @@ absl::StatusOr<json> PrepareGpuRun(const CandidateRequest& r, const std::string&
   ASSIGN_OR_RETURN(std::vector<runner::TensorSpec> ts,
                    Tensors(*k, r.candidate, r.check.value("c", "")));
   json spec = SpecJson(r, r.candidate, *k, ts, FreshSeed(r.seed));
+  for (const codegen::KernelParam& p : a.metadata.params) {  // after tensors, dims, scalars
+    if (p.kind == "tensormap")
+      spec["args"].push_back(
+          {{"tensormap", {{"tensor", p.tensor}, {"box", p.box}, {"swizzle", p.swizzle}}}});
+  }
   spec["kernel"] = {
       {"artifact", a.metadata.artifact}, {"format", a.metadata.format},
       {"symbol", a.metadata.symbol},     {"grid", a.metadata.grid},

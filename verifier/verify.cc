@@ -1281,6 +1281,9 @@ absl::Status Engine::Step(const Op& op) {
         case SpecialOp::kWarpSize:
           SetScalar(op.result, I(f_.warp_size));
           break;
+        case SpecialOp::kWarpGroupId:
+          SetScalar(op.result, *tid_ / I(128));
+          break;
       }
       return absl::OkStatus();
     }
@@ -1598,6 +1601,22 @@ absl::Status Engine::Step(const Op& op) {
       }
       return absl::OkStatus();
     }
+    case OpCode::kMbarrier:
+    case OpCode::kMbarArrive:
+    case OpCode::kMbarArriveTx:
+    case OpCode::kMbarWait:
+    case OpCode::kTmaLoad:
+    case OpCode::kWgmmaOperand:
+    case OpCode::kWgmma:
+    case OpCode::kWgmmaCommit:
+    case OpCode::kWgmmaWait:
+      // Hopper pipelines: not modelled yet (docs/dsl.md lists the invariants).
+      if (op.result >= 0) Havoc(op.result);
+      Unsupported(op, absl::StrCat(dsl::ir::OpCodeName(op.code), " (Hopper pipelines)"));
+      return absl::OkStatus();
+    case OpCode::kFenceProxyAsync:
+    case OpCode::kSetMaxNReg:
+      return absl::OkStatus();
     case OpCode::kWhile: {
       std::set<int> as;
       for (const Block& r : op.regions) Assigned(r, &as);

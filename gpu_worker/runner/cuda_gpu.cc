@@ -156,6 +156,29 @@ class CudaGpu : public Gpu {
         "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
   }
 
+  GpuStatus EncodeTensorMap(const TensorMapRequest& r, uint8_t* out) override {
+    if (api_.cuTensorMapEncodeTiled == nullptr) {
+      GpuStatus s;
+      s.code = -1;
+      s.name = "CUDA_ERROR_NOT_SUPPORTED";
+      s.text = "this driver has no cuTensorMapEncodeTiled";
+      s.where = "cuTensorMapEncodeTiled";
+      return s;
+    }
+    int dt = r.elem_bytes == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+             : r.dtype == 2    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                               : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    const uint64_t dims[2] = {r.cols, r.rows};
+    const uint64_t strides[1] = {r.row_bytes};
+    const unsigned box[2] = {r.box_cols, r.box_rows};
+    const unsigned estr[2] = {1, 1};
+    return Check(api_.cuTensorMapEncodeTiled(
+                     out, dt, 2, reinterpret_cast<void*>(r.base), dims, strides, box, estr, 0,
+                     r.swizzle_128b ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0),
+                 "cuTensorMapEncodeTiled");
+  }
+
   GpuStatus Launch(const std::array<int, 3>& g, const std::array<int, 3>& b, int shared,
                    void** args) override {
     return Check(api_.cuLaunchKernel(fn_, g[0], g[1], g[2], b[0], b[1], b[2], shared, stream_, args,

@@ -102,7 +102,20 @@ struct CudaApi {
   CUresult (*cuEventCreate)(CUevent*, unsigned) = nullptr;
   CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
+  // Optional (CUDA 12+ drivers): TMA tensor maps. Arguments: map (128 bytes,
+  // 64-byte aligned), data type, rank, address, dims, strides (rank - 1, bytes),
+  // box, element strides, interleave, swizzle, L2 promotion, OOB fill.
+  CUresult (*cuTensorMapEncodeTiled)(void*, int, unsigned, void*, const uint64_t*, const uint64_t*,
+                                     const unsigned*, const unsigned*, int, int, int,
+                                     int) = nullptr;
 };
+// CUtensorMap enum values (cuda.h).
+inline constexpr int CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6;
+inline constexpr int CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7;
+inline constexpr int CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9;
+inline constexpr int CU_TENSOR_MAP_SWIZZLE_NONE = 0;
+inline constexpr int CU_TENSOR_MAP_SWIZZLE_128B = 3;
+inline constexpr int CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3;
 
 // Opens libcuda.so.1 (or $ARGUS_LIBCUDA) and resolves every entry point.
 bool LoadCudaApi(CudaApi* api, std::string* error);

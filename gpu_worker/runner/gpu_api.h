@@ -53,6 +53,17 @@ struct DeviceInfo {
   int clock_khz = -1;
 };
 
+// A 2-D TMA tensor map over a row-major tensor: `rows` x `cols` elements,
+// `row_bytes` apart, copied in boxes of box_rows x box_cols.
+struct TensorMapRequest {
+  uint64_t base = 0;
+  int dtype = 0;  // DType of runner_core.h, as int
+  int elem_bytes = 2;
+  uint64_t rows = 0, cols = 0, row_bytes = 0;
+  unsigned box_rows = 0, box_cols = 0;
+  bool swizzle_128b = false;
+};
+
 struct FunctionInfo {
   int registers = -1;
   int static_shared_bytes = -1;
@@ -74,6 +85,8 @@ class Gpu {
   virtual GpuStatus LoadModule(const std::string& image, std::string* log) = 0;
   virtual GpuStatus GetFunction(const std::string& symbol, FunctionInfo* info) = 0;
   virtual GpuStatus SetMaxDynamicShared(int bytes) = 0;
+  // Encodes a TMA tensor map (CUDA only) into `out` (128 bytes).
+  virtual GpuStatus EncodeTensorMap(const TensorMapRequest& r, uint8_t* out) = 0;
   virtual GpuStatus Launch(const std::array<int, 3>& grid, const std::array<int, 3>& block,
                            int shared_bytes, void** args) = 0;
 

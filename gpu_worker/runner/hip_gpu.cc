@@ -121,6 +121,14 @@ class HipGpu : public Gpu {
                  "hipModuleGetFunction(" + symbol + ")");
   }
   GpuStatus SetMaxDynamicShared(int bytes) override { return {}; }  // LDS is not opt-in on AMD
+  GpuStatus EncodeTensorMap(const TensorMapRequest& r, uint8_t* out) override {
+    GpuStatus s;
+    s.code = -1;
+    s.name = "hipErrorNotSupported";
+    s.text = "TMA tensor maps are an NVIDIA Hopper feature";
+    s.where = "EncodeTensorMap";
+    return s;
+  }
   GpuStatus Launch(const std::array<int, 3>& g, const std::array<int, 3>& b, int shared,
                    void** args) override {
     return Check(api_.hipModuleLaunchKernel(fn_, g[0], g[1], g[2], b[0], b[1], b[2], shared,

@@ -172,8 +172,24 @@ bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
       } else if (a.contains("f32")) {
         as.kind = ArgSpec::Kind::kF32;
         as.f = a["f32"].get<double>();
+      } else if (a.contains("tensormap")) {
+        const json& t = a["tensormap"];
+        as.kind = ArgSpec::Kind::kTensorMap;
+        as.tensor = t.at("tensor").get<std::string>();
+        as.box = t.at("box").get<std::array<int64_t, 2>>();
+        as.swizzle = t.value("swizzle", "none");
+        const TensorSpec* ts = s->Find(as.tensor);
+        if (ts == nullptr || ts->shape.size() != 2) {
+          *error = "tensormap names no rank-2 tensor: " + as.tensor;
+          return false;
+        }
+        if (as.box[0] < 1 || as.box[0] > 256 || as.box[1] < 1 || as.box[1] > 256 ||
+            (as.swizzle != "128B" && as.swizzle != "none")) {
+          *error = "tensormap box must be 1..256 per dim and swizzle 128B|none: " + a.dump();
+          return false;
+        }
       } else {
-        *error = "argument " + a.dump() + " is none of tensor/i32/i64/f32";
+        *error = "argument " + a.dump() + " is none of tensor/i32/i64/f32/tensormap";
         return false;
       }
       s->args.push_back(as);

@@ -12,7 +12,8 @@
 //               "shared_bytes": 0},
 //    "tensors": [{"name": "A", "dtype": "bf16|f16|f32|i32", "shape": [M, K],
 //                 "init": "random|poison|zero", "low": -1, "high": 1}, ...],
-//    "args": [{"tensor": "A"}, {"i32": 4096}, {"i64": 1}, {"f32": 1.0}, ...],
+//    "args": [{"tensor": "A"}, {"i32": 4096}, {"i64": 1}, {"f32": 1.0},
+//             {"tensormap": {"tensor": "A", "box": [128, 64], "swizzle": "128B"}}, ...],
 //    "check": {"op": "gemm", "a": "A", "b": "B", "c": "C", "m": M, "n": N, "k": K,
 //              "b_layout": "nk|kn", "full_max_macs": 134217728, "samples": 4096,
 //              "rtol": 2e-4, "atol": 1e-5}
@@ -63,8 +64,12 @@ struct TensorSpec {
 };
 
 struct ArgSpec {
-  enum class Kind { kTensor, kI32, kI64, kF32 } kind = Kind::kTensor;
+  enum class Kind { kTensor, kI32, kI64, kF32, kTensorMap } kind = Kind::kTensor;
   std::string tensor;
+  // kTensorMap: a pointer to a TMA tensor map of `tensor` (rank 2) in device
+  // memory, boxes of box[0] rows x box[1] cols, swizzle "128B" | "none".
+  std::array<int64_t, 2> box{0, 0};
+  std::string swizzle = "none";
   int64_t i = 0;
   double f = 0;
 };

@@ -520,6 +520,30 @@ struct Runner {
           std::memcpy(&slots[i], &v, 4);
           break;
         }
+        case ArgSpec::Kind::kTensorMap: {
+          // The map lives in device memory; the kernel gets its address.
+          const TensorSpec* ts = spec.Find(a.tensor);
+          TensorMapRequest r;
+          r.base = DevOf(a.tensor);
+          r.dtype = static_cast<int>(ts->dtype);
+          r.elem_bytes = DTypeSize(ts->dtype);
+          r.rows = static_cast<uint64_t>(ts->shape[0]);
+          r.cols = static_cast<uint64_t>(ts->shape[1]);
+          r.row_bytes = r.cols * r.elem_bytes;
+          r.box_rows = static_cast<unsigned>(a.box[0]);
+          r.box_cols = static_cast<unsigned>(a.box[1]);
+          r.swizzle_128b = a.swizzle == "128B";
+          alignas(64) uint8_t map[128] = {};
+          if (GpuStatus s = gpu->EncodeTensorMap(r, map); !s.ok()) {
+            Outcome("unsupported", "tensor map for " + a.tensor + ": " + s.Message());
+          }
+          uint64_t p = 0;
+          if (GpuStatus s = gpu->Alloc(sizeof(map), &p); !s.ok())
+            Fail(s, "allocating a tensor map");
+          if (GpuStatus s = gpu->CopyToDevice(p, map, sizeof(map)); !s.ok()) Fail(s);
+          slots[i] = p;
+          break;
+        }
       }
       args[i] = &slots[i];
     }
