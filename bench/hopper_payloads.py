@@ -20,14 +20,20 @@ PERF = {"warmup": 10, "reps": 30}
 
 def cases():
     out = {}
-    for f, k in (("examples/gemm_wgmma.py", "gemm_wgmma"),
-                 ("examples/gemm_wgmma_persistent.py", "gemm_wgmma_persistent")):
-        short = "p" if "persistent" in k else "w"
-        out[f"{short}-small"] = (f, k, {}, SMALL, QUICK)
-        for s, dims in SHAPES.items():
-            out[f"{short}-{s}"] = (f, k, {}, dims, PERF)
-        out[f"{short}-s3-4k"] = (f, k, {"STAGES": "3"}, SHAPES["4k"], PERF)
-        out[f"{short}-bn128s6-4k"] = (f, k, {"BN": "128", "STAGES": "6"}, SHAPES["4k"], PERF)
+    per_tile = ("examples/gemm_wgmma.py", "gemm_wgmma")
+    coop = ("examples/gemm_wgmma_persistent.py", "gemm_wgmma_persistent")
+    ping = ("examples/gemm_wgmma_pingpong.py", "gemm_wgmma_pingpong")
+    variants = {  # short name -> (file, kernel, consts)
+        "p": coop + ({},),
+        "pp": ping + ({},),
+        "pp128": ping + ({"BM": "128", "BN": "128", "STAGES": "6"},),
+    }
+    for short, (f, k, consts) in variants.items():
+        out[f"{short}-small"] = (f, k, consts, SMALL, QUICK)
+        if short != "w":
+            for s, dims in SHAPES.items():
+                out[f"{short}-{s}"] = (f, k, consts, dims, PERF)
+    out["pp-g16-4kx14k"] = ping + ({"GROUP": "16"}, SHAPES["4kx14k"], PERF)
     extra = os.environ.get("ARGUS_HOPPER_EXTRA", "")
     for spec in filter(None, extra.split(";")):  # name=file:kernel:K=V,K=V:shape
         name, rest = spec.split("=", 1)

@@ -469,7 +469,7 @@ class Emitter {
   std::vector<Value*> rsrc_;
   std::map<int, int> desc_src_;     // wgmma operand var -> the view var it describes
   std::map<int, Value*> bar_base_;  // mbarrier array var -> its shared u64 array
-  std::set<int> wgmma_accs_;        // accumulators of the function's wgmmas
+  std::map<const ir::Op*, std::vector<int>> wait_accs_;  // kWgmmaWait -> accumulators
 
  public:
   std::map<const ir::Op*, Value*> shared_;  // set by the kernel driver
@@ -1447,21 +1447,36 @@ absl::Status Emitter::Wgmma(const ir::Op& op) {
   return absl::OkStatus();
 }
 
-// The wait passes every wgmma accumulator through, so that nothing reads one
-// above it.
+// The wait passes the accumulators of the wgmmas it may cover through its asm,
+// so that nothing reads one above it: those of the innermost enclosing block
+// that issues any (a warp group's branch never ties up another's registers).
 absl::Status Emitter::WgmmaWait(const ir::Op& op) {
-  if (wgmma_accs_.empty()) {
-    std::function<void(const ir::Block&)> scan = [&](const ir::Block& blk) {
+  if (wait_accs_.empty()) {
+    std::function<void(const ir::Block&, std::set<int>*)> accs = [&](const ir::Block& blk,
+                                                                     std::set<int>* out) {
       for (const ir::Op& o : blk) {
-        if (o.code == OpCode::kWgmma) wgmma_accs_.insert(o.operands[0]);
-        for (const ir::Block& r : o.regions) scan(r);
+        if (o.code == OpCode::kWgmma) out->insert(o.operands[0]);
+        for (const ir::Block& r : o.regions) accs(r, out);
       }
     };
-    scan(f_.body);
+    std::vector<const ir::Block*> stack;
+    std::function<void(const ir::Block&)> walk = [&](const ir::Block& blk) {
+      stack.push_back(&blk);
+      for (const ir::Op& o : blk) {
+        if (o.code == OpCode::kWgmmaWait) {
+          std::set<int> s;
+          for (auto it = stack.rbegin(); it != stack.rend() && s.empty(); ++it) accs(**it, &s);
+          wait_accs_[&o] = std::vector<int>(s.begin(), s.end());
+        }
+        for (const ir::Block& r : o.regions) walk(r);
+      }
+      stack.pop_back();
+    };
+    walk(f_.body);
   }
   std::vector<Value*> live;
   std::vector<std::pair<int, int>> where;
-  for (int v : wgmma_accs_) {
+  for (int v : wait_accs_[&op]) {
     int n = VT(v).frag.Geom().PerLane();
     for (int e = 0; e < n; ++e) {
       live.push_back(FragGet(v, e));

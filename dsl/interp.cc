@@ -1475,7 +1475,9 @@ absl::Status Machine::RunWgmma(std::vector<Thread*>& lanes, const PendingMma& pm
                    absl::StrCat("wgmma reads ", buf->name, " (element ", p,
                                 ") that a TMA load delivered with phase ", buf->tma_phase[p] - 1,
                                 " of ", mbar_names_[arr], "[", bar - mbar_base_[arr],
-                                "], which this thread has not waited for (mbarrier_wait first)"));
+                                "], which this thread has not waited for (mbarrier_wait first; "
+                                "a parity wait for a phase two or more ahead of the barrier "
+                                "passes at once)"));
       }
     }
     return absl::OkStatus();

@@ -226,6 +226,35 @@ TEST_CASE("persistent wgmma GEMM (grouped tile order, stage ring across tiles)")
   CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
 }
 
+TEST_CASE("ping-pong wgmma GEMM (one warp group per tile, alternating)") {
+  for (auto consts : std::vector<std::map<std::string, std::string>>{
+           {{"SMS", "3"}, {"GROUP", "2"}},
+           {{"SMS", "3"}, {"BM", "128"}, {"BN", "128"}, {"STAGES", "3"}}}) {
+    auto r = RunExample("gemm_wgmma_pingpong.py", "", {{"M", 256}, {"N", 512}, {"K", 256}}, consts);
+    INFO(r.status().message());
+    REQUIRE(r.ok());
+    CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
+  }
+}
+
+TEST_CASE("a ping-pong consumer that runs two phases ahead reads stale stages") {
+  // Without the turn barrier the second warp group waits on full[s] for its tile's first
+  // iteration while the barrier is two phases behind: the parity matches an old phase.
+  std::string text = Patch(ReadFile(ExamplePath("gemm_wgmma_pingpong.py")),
+                           "mbarrier_wait(turn[1], (i // 2) % 2)", "pass");
+  auto r = RunText("noturn.py", text, "", {{"M", 256}, {"N", 512}, {"K", 1024}},
+                   {{"SMS", "3"}, {"STAGES", "3"}});
+  REQUIRE(!r.ok());
+  std::string msg(r.status().message());
+  INFO(msg);
+  CHECK(msg.find("has not waited for") != std::string::npos);
+  auto ok = RunExample("gemm_wgmma_pingpong.py", "", {{"M", 256}, {"N", 512}, {"K", 1024}},
+                       {{"SMS", "3"}, {"STAGES", "3"}});
+  INFO(ok.status().message());
+  REQUIRE(ok.ok());
+  CHECK(Worst(ok->t[2].data, Gemm(ok->t[0], ok->t[1]), 1e-3, 1e-3) <= 1);
+}
+
 TEST_CASE("wgmma pipeline hazards are reported") {
   std::string text = ReadFile(ExamplePath("gemm_wgmma.py"));
   std::map<std::string, int64_t> dims = {{"M", 128}, {"N", 256}, {"K", 256}};

@@ -99,9 +99,21 @@ TEST_CASE("every example verifies clean (no false alarms)") {
     VerifyOptions opt;
     opt.dims = kExampleDims;
     opt.use_cache = false;
-    auto r = VerifySource(entry.path().filename().string(), Slurp(entry.path()), {}, opt);
+    std::string text = Slurp(entry.path());
+    auto r = VerifySource(entry.path().filename().string(), text, {}, opt);
     REQUIRE(r.ok());
     INFO(ToText(*r));
+    if (absl::StrContains(text, "mbarrier(")) {
+      // Hopper pipelines (TMA, mbarrier, wgmma) are not modelled yet: the verifier
+      // must say so (unknown), never refute them.
+      bool unsupported = false;
+      for (const Finding& f : r->findings) {
+        CHECK(f.severity != Severity::kViolation);
+        unsupported |= f.check == "unsupported";
+      }
+      CHECK(unsupported);
+      continue;
+    }
     CHECK(r->verified());
     CHECK(r->obligations > 0);
   }

@@ -83,8 +83,8 @@ bool LoadCudaApi(CudaApi* api, std::string* error) {
   ARGUS_RESOLVE(cuEventRecord);
   ARGUS_RESOLVE(cuEventElapsedTime);
 #undef ARGUS_RESOLVE
-  api->cuTensorMapEncodeTiled = reinterpret_cast<decltype(api->cuTensorMapEncodeTiled)>(
-      dlsym(lib, "cuTensorMapEncodeTiled"));
+  api->cuTensorMapEncodeTiled =
+      reinterpret_cast<decltype(api->cuTensorMapEncodeTiled)>(dlsym(lib, "cuTensorMapEncodeTiled"));
   return ok;
 }
 

@@ -490,7 +490,8 @@ struct Runner {
             Outcome("unsupported", "tensor map for " + a.tensor + ": " + s.Message());
           }
           uint64_t p = 0;
-          if (GpuStatus s = gpu->Alloc(sizeof(map), &p); !s.ok()) Fail(s, "allocating a tensor map");
+          if (GpuStatus s = gpu->Alloc(sizeof(map), &p); !s.ok())
+            Fail(s, "allocating a tensor map");
           if (GpuStatus s = gpu->CopyToDevice(p, map, sizeof(map)); !s.ok()) Fail(s);
           slots[i] = p;
           break;
