@@ -103,9 +103,10 @@ TEST_CASE("every example verifies clean (no false alarms)") {
     auto r = VerifySource(entry.path().filename().string(), text, {}, opt);
     REQUIRE(r.ok());
     INFO(ToText(*r));
-    if (absl::StrContains(text, "mbarrier(")) {
-      // Hopper pipelines (TMA, mbarrier, wgmma) are not modelled yet: the verifier
-      // must say so (unknown), never refute them.
+    if (entry.path().filename() == "gemm_wgmma_pingpong.py") {
+      // Ping-pong consumers wait on every other tile's phases (ordered by the
+      // `turn` barriers): the verifier's phase model does not cover waits that
+      // skip phases, so it must say so (unknown), never refute or pass it.
       bool unsupported = false;
       for (const Finding& f : r->findings) {
         CHECK(f.severity != Severity::kViolation);

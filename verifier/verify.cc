@@ -1440,6 +1440,23 @@ absl::Status Engine::Run() {
   }
   loop_stack_.clear();
   CheckRaces();
+  // Findings that rest on the mbarrier model are only as good as that model:
+  // with an mbarrier operation it cannot follow they are unknowns, not
+  // violations (the `unsupported` findings say why).
+  bool mb_unsupported = false;
+  for (const MbOp& m : mbops_) mb_unsupported |= m.state < 0;
+  if (mb_unsupported) {
+    static const std::set<std::string> kDependent = {
+        "tag_assert",         "tag_assert_eq",    "read_before_wait", "stage_overwrite",
+        "uninitialized_read", "mbarrier_overrun", "mbarrier_hang",    "mbarrier_tx",
+        "mbarrier_count",     "mbarrier_parity",  "shared_race",      "mma_k_mismatch"};
+    for (Finding& f : rep_->findings) {
+      if (f.severity != Severity::kViolation || !kDependent.count(f.check)) continue;
+      f.severity = Severity::kUnknown;
+      f.message = absl::StrCat(
+          "unknown (rests on an mbarrier operation the verifier cannot follow): ", f.message);
+    }
+  }
   if (!counts_ok_) {
     Finding f;
     f.severity = Severity::kUnknown;

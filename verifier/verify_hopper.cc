@@ -211,6 +211,21 @@ bool Engine::Analyze(MbOp& m) {
   }
   if (!valid(z3::implies(ranges, *resid == (*m.n_own >= I(m.v)))))
     return fail("the iterations that execute it are not all those from some iteration on");
+  {
+    // A wait written over a sequence number (index = E % S) must see every
+    // number in turn: E = N + c. Otherwise it skips phases (e.g. ping-pong
+    // consumers), which the own-count model of its phase does not cover.
+    expr idx = *m.index;
+    if (idx.is_app() && idx.decl().decl_kind() == Z3_OP_MOD && idx.num_args() == 2) {
+      expr e0 = fixed_dims_(At(m, I(m.v), std::nullopt)(idx.arg(0))).simplify();
+      int64_t ev;
+      if (!e0.is_numeral_i64(ev) || !valid(z3::implies(ranges && *m.n_own >= I(m.v),
+                                                       idx.arg(0) == *m.n_own - I(m.v) + I(ev))))
+        return fail(
+            "a wait that skips phases of its barrier (its iterations are not consecutive "
+            "in the barrier's sequence)");
+    }
+  }
   expr i0 = fixed_dims_(At(m, I(m.v), std::nullopt)(*m.index)).simplify();
   int64_t iv;
   if (!i0.is_numeral_i64(iv)) return fail("its first barrier index is not a constant");
