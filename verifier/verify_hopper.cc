@@ -693,9 +693,12 @@ void Engine::CheckTmaRead(const Event& rd) {
               absl::StrCat("a wait that observes phase ", M(r, "@rw"), " of ", ba.name, "[",
                            M(r, "@bw"), "] (filled in iteration ", wit(r), ")");
           f->cex.actual =
-              last ? absl::StrCat("the last wait before the read (line ", last->op->loc.line,
-                                  ") observes phase ", M(r, "@lt"), " of ", ba.name, "[",
-                                  M(r, "@lb"), "]; the data may still be in flight")
+              last ? absl::StrCat(
+                         "the last wait before the read (line ", last->op->loc.line,
+                         ") observes phase ", M(r, "@lt"), " of ", ba.name, "[", M(r, "@lb"), "]",
+                         M(r, "@lt") < 0 ? " (none: parity 1 on a fresh barrier returns at once)"
+                                         : "",
+                         "; the data may still be in flight")
                    : "no wait on that barrier before the read; the data may still be in flight";
         });
     auto watch2 = watch;
@@ -731,6 +734,7 @@ void Engine::CheckTmaRead(const Event& rd) {
                               "' that no TMA load observed by an mbarrier_wait before it fills");
     for (size_t j = 0; j < rd.elem.size(); ++j)
       f->cex.coordinates.push_back(M(r, absl::StrCat("@e", j)));
+    f->cex.expected = "a TMA load whose phase a wait before the read observed";
     f->cex.actual = "uninitialized";
   });
 }
