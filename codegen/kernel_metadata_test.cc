@@ -32,6 +32,14 @@ TEST_CASE("Kernel metadata round-trips through JSON", "[codegen]") {
   CHECK(back->resources.static_shared_bytes == 20480);
   CHECK(back->resources.sgprs == -1);
   CHECK(KernelMetadataToJson(*back) == text);
+  // Tensor-map parameters keep their tensor, box and swizzle.
+  m.params.push_back({"tmap0", "tensormap", "bf16", "A", {128, 64}, "128B"});
+  auto tm = KernelMetadataFromJson(KernelMetadataToJson(m));
+  REQUIRE(tm.ok());
+  CHECK(tm->params[2].kind == "tensormap");
+  CHECK(tm->params[2].tensor == "A");
+  CHECK(tm->params[2].box == std::vector<int64_t>{128, 64});
+  CHECK(tm->params[2].swizzle == "128B");
 }
 
 TEST_CASE("Bad metadata JSON is an error", "[codegen]") {

@@ -50,6 +50,8 @@ struct Buffer {
   // phase whose completion delivered it (empty until the first TMA write).
   std::vector<int32_t> tma_bar;
   std::vector<int64_t> tma_phase;
+  // Per element: queued wgmmas that will read it (empty until the first).
+  std::vector<int32_t> wgmma_readers;
 };
 
 struct View {
@@ -221,6 +223,7 @@ class Machine {
   absl::Status TmaLoad(Thread& t, const Insn& in);
   absl::Status CheckWgmmaView(const Thread& t, const ir::Op* op, const View& v, bool is_a) const;
   absl::Status CheckAccFree(const Thread& t, const ir::Op* op, int frag) const;
+  void MarkReads(const View& v, int delta);
   bool WaitPasses(const Thread& t) const;
   std::string DescribeWait(const Thread& t) const;
 
@@ -1302,6 +1305,13 @@ absl::Status Machine::MbarArrive(const Thread& t, const ir::Op* op, Mbar& b, int
   }
   if (b.pending == 0 && b.tx == 0) {
     for (const Pending& p : b.writes) {
+      if (!p.buf->wgmma_readers.empty() && p.buf->wgmma_readers[p.phys] > 0) {
+        return Err(t, op,
+                   absl::StrCat("this TMA load lands in ", p.buf->name, " (element ", p.phys,
+                                ") while a queued wgmma still reads it: the stage was refilled "
+                                "before the wgmma_wait that covers its readers (release a stage "
+                                "only after that wait)"));
+      }
       p.buf->data[p.phys] = p.val;
       if (p.buf->tma_bar.empty()) {
         p.buf->tma_bar.assign(p.buf->data.size(), -1);
@@ -1435,6 +1445,8 @@ absl::Status Machine::ExecGroup(std::vector<Thread*>& lanes, const Insn& in) {
       t->frag_pending_op[f] = &op;
     }
     gs.open.push_back(pm);
+    MarkReads(pm.a, 1);
+    MarkReads(pm.b, 1);
     return absl::OkStatus();
   }
   if (in.code == I::kWgmmaCommit) {
@@ -1516,7 +1528,27 @@ absl::Status Machine::RunWgmma(std::vector<Thread*>& lanes, const PendingMma& pm
     }
     t->frag_pending[f]--;
   }
+  MarkReads(pm.a, -1);
+  MarkReads(pm.b, -1);
   return absl::OkStatus();
+}
+
+// Counts (delta) a queued wgmma as a reader of every element of operand view v.
+void Machine::MarkReads(const View& v, int delta) {
+  Buffer& b = *v.buf;
+  if (b.wgmma_readers.empty()) b.wgmma_readers.assign(b.data.size(), 0);
+  int64_t n0 = v.rank == 3 ? v.shape[0] : 1;
+  int64_t r = v.rank - 2;
+  for (int64_t i = 0; i < n0; ++i) {
+    for (int64_t j = 0; j < v.shape[r]; ++j) {
+      for (int64_t k = 0; k < v.shape[r + 1]; ++k) {
+        int64_t lin =
+            v.off + (v.rank == 3 ? i * v.stride[0] : 0) + j * v.stride[r] + k * v.stride[r + 1];
+        int64_t p = b.swz.Apply(lin);
+        if (p >= 0 && p < static_cast<int64_t>(b.wgmma_readers.size())) b.wgmma_readers[p] += delta;
+      }
+    }
+  }
 }
 
 absl::Status Machine::ExecBlockSync(const Insn& in) {
@@ -1732,6 +1764,7 @@ absl::Status Machine::Launch(std::vector<HostTensor>* tensors, RunStats* stats) 
           Garbage(&b);
           b.tma_bar.clear();
           b.tma_phase.clear();
+          b.wgmma_readers.clear();
         }
         for (Thread& t : threads_) {
           t.pc = entry;

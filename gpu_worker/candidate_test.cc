@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "gpu_worker/runner/runner_core.h"
+
 namespace argus::worker {
 namespace {
 
@@ -137,6 +139,24 @@ TEST_CASE("PrepareGpuRun writes the artifact and a spec the runner parses", "[ca
   CHECK((*spec)["tensors"][2]["init"] == "poison");
   CHECK((*spec)["args"].size() == 6);
   CHECK(!Read(dir + "/gemm_mma.ptx").empty());
+  // A TMA kernel: one tensor-map argument per (tensor, box) after tensors and dims; the runner
+  // parses them.
+  auto wq = ParseCandidate(
+      Payload("gemm_wgmma.py", "gemm_wgmma", {{"M", 256}, {"N", 512}, {"K", 128}}, Gemm()).dump());
+  REQUIRE(wq.ok());
+  auto ws = PrepareGpuRun(*wq, dir + "-wgmma");
+  REQUIRE(ws.ok());
+  const json& args = (*ws)["args"];
+  REQUIRE(args.size() == 8);
+  CHECK(args[6]["tensormap"]["tensor"] == "A");
+  CHECK(args[6]["tensormap"]["box"] == json({128, 64}));
+  CHECK(args[7]["tensormap"]["tensor"] == "B");
+  CHECK(args[7]["tensormap"]["swizzle"] == "128B");
+  runner::RunSpec rs;
+  std::string err;
+  CHECK(runner::ParseRunSpec(*ws, &rs, &err));
+  CHECK(rs.args[7].kind == runner::ArgSpec::Kind::kTensorMap);
+  CHECK((*ws)["kernel"]["block"] == json({384, 1, 1}));
 }
 
 }  // namespace
