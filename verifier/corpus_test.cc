@@ -364,14 +364,14 @@ TEST_CASE("ground truth (Hopper): the clean warp-specialized pipelines are numer
 
 TEST_CASE("ground truth (Hopper): the seeded pipeline bugs fail on the interpreter") {
   // Each either stops the interpreter (deadlock, accumulator read in flight,
-  // reads of a stage before its phase) or computes a wrong C. (The missing
-  // proxy fence and the early stage release are hardware hazards the
-  // interpreter hides: its fence is a no-op and it lands TMA data at the
-  // phase completion.)
+  // reads of a stage before its phase, a TMA load landing on a stage a queued
+  // wgmma still reads) or computes a wrong C. (The missing proxy fence is a
+  // hardware hazard the interpreter hides: its fence is a no-op.)
   for (const char* name :
        {"hopper_parity_wrong", "hopper_parity_shifted", "hopper_wait_wrong_stage",
         "hopper_tma_wrong_tile", "hopper_acc_read_before_wait", "hopper_tx_bytes_short",
-        "hopper_arrivals_mismatch", "hopper_deadlock"}) {
+        "hopper_arrivals_mismatch", "hopper_deadlock", "hopper_release_before_wgmma_done",
+        "hopper_missing_empty_wait"}) {
     INFO(name);
     Gemm g = RunGemm(Bug(name), 128, 256, 512);
     INFO(g.st.message());

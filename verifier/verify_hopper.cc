@@ -407,8 +407,9 @@ absl::Status Engine::DoTma(const Op& op) {
   expr g = *pc_ && range;
   auto sc = Coords(sv, el);
   auto dc = Coords(d.view, el);
-  // The global side is hardware-bounded (out-of-bounds box elements read as
-  // zero), like buffer_load; the shared side must fit its buffer.
+  // The tile must lie inside the tensor (docs/dsl.md: the DSL makes the
+  // hardware's zero fill an error) and fit its shared buffer.
+  CheckOob(op, sv, sc, g, el);
   CheckOob(op, d.view, dc, g, el);
   Event& e = NewEvent(op, d.view, true);
   e.async = true;
