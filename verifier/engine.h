@@ -523,7 +523,8 @@ class Engine {
   absl::Status DoTma(const Op& op);
   absl::Status DoWgmmaOperand(const Op& op);
   absl::Status DoWgmma(const Op& op);
-  void CheckWarpgroupUniform(const Op& op, const char* what, const dsl::FragGeom* g);
+  void CheckWarpgroupUniform(const Op& op, const char* what, const dsl::FragGeom* g,
+                             bool uniform = true);
   void CheckAccRead(const Op& op, int acc);
   bool Analyze(MbOp& m);
   void FreeInstVars(const expr& e, std::set<unsigned>* out);

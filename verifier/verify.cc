@@ -1089,6 +1089,11 @@ absl::Status Engine::Step(const Op& op) {
     }
     case OpCode::kStoreFragment: {
       CheckAccRead(op, op.operands[0]);
+      if (const auto& at = f_.vars[op.operands[0]].type;
+          at.is_frag() && at.frag.mma && at.frag.mma->wgmma) {
+        dsl::FragGeom g = at.frag.Geom();
+        CheckWarpgroupUniform(op, "store of a wgmma accumulator", &g, /*uniform=*/false);
+      }
       Val& d = opnd(1);
       if (d.k == Val::kView && d.view.ok) {
         std::vector<int64_t> ext;

@@ -486,13 +486,15 @@ absl::Status Engine::DoWgmmaOperand(const Op& op) {
   return absl::OkStatus();
 }
 
-void Engine::CheckWarpgroupUniform(const Op& op, const char* what, const dsl::FragGeom* g) {
+void Engine::CheckWarpgroupUniform(const Op& op, const char* what, const dsl::FragGeom* g,
+                                   bool uniform) {
   std::map<unsigned, expr> pins;
   for (int l : loop_stack_) pins.emplace(loops_[l].var->id(), *loops_[l].var);
   Inst in = MakeInst(pins);
   expr t2 = Sub(in, tid_base_);
   expr wg = tid_base_ / I(128);
-  expr bad = *pc_ && t2 >= 0 && t2 < I(f_.threads) && t2 / I(128) == wg && !Sub(in, *pc_);
+  expr bad = uniform ? *pc_ && t2 >= 0 && t2 < I(f_.threads) && t2 / I(128) == wg && !Sub(in, *pc_)
+                     : c_.bool_val(false);
   expr outside = c_.bool_val(false);
   if (g) outside = *pc_ && (wg < I(g->first) || wg >= I(g->first + g->wm * g->wn));
   auto watch = BaseWatch();
