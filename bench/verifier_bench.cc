@@ -1,15 +1,18 @@
 // bench/verifier_bench.cc: verifier speed on the kernels the issue names.
 //   verifier_bench [REPS]
+//   verifier_bench verify FILE [flags of `argus verify`]   (one report, no codegen linked)
 // Prints one line per case: median wall seconds over REPS runs (cache off).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "verifier/cli.h"
 #include "verifier/verify.h"
 
 namespace {
@@ -24,6 +27,15 @@ std::string Slurp(const std::string& p) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "verify") {
+    auto r =
+        argus::verifier::VerifyVerb(std::vector<std::string>(argv + 2, argv + argc), std::cout);
+    if (!r.ok()) {
+      std::cerr << r.status().message() << "\n";
+      return 2;
+    }
+    return *r ? 0 : 1;
+  }
   int reps = argc > 1 ? std::atoi(argv[1]) : 5;
   std::string root = ARGUS_SOURCE_DIR;
   struct Case {
@@ -60,6 +72,42 @@ int main(int argc, char** argv) {
        root + "/tests/verifier/bugs/wrong_tile_offset.py",
        {{"STAGES", "3"}},
        gemm,
+       false},
+      // Hopper: warp-specialized TMA + mbarrier + wgmma, 3 warp groups, 4 stages.
+      {"hopper gemm_wgmma_ws K/BK=64 (clean)",
+       root + "/tests/verifier/clean/gemm_wgmma_ws.py",
+       {},
+       {{"M", 4096}, {"N", 4096}, {"K", 4096}},
+       true},
+      {"hopper gemm_wgmma_ws K/BK=256 (clean)",
+       root + "/tests/verifier/clean/gemm_wgmma_ws.py",
+       {},
+       {{"M", 4096}, {"N", 4096}, {"K", 16384}},
+       true},
+      {"hopper gemm_wgmma_ws_wait1 K/BK=256 (clean)",
+       root + "/tests/verifier/clean/gemm_wgmma_ws_wait1.py",
+       {},
+       {{"M", 4096}, {"N", 4096}, {"K", 16384}},
+       true},
+      {"hopper gemm_wgmma_persistent K/BK=64 (clean)",
+       root + "/examples/gemm_wgmma_persistent.py",
+       {},
+       {{"M", 4096}, {"N", 4096}, {"K", 4096}},
+       true},
+      {"hopper gemm_wgmma_persistent K/BK=256 (clean)",
+       root + "/examples/gemm_wgmma_persistent.py",
+       {},
+       {{"M", 4096}, {"N", 4096}, {"K", 16384}},
+       true},
+      {"hopper seeded bug: wrong full parity",
+       root + "/tests/verifier/bugs/hopper_parity_wrong.py",
+       {},
+       {{"M", 4096}, {"N", 4096}, {"K", 16384}},
+       false},
+      {"hopper seeded bug: stage refilled before release",
+       root + "/tests/verifier/bugs/hopper_release_before_wgmma_done.py",
+       {},
+       {{"M", 4096}, {"N", 4096}, {"K", 16384}},
        false},
   };
   int bad = 0;

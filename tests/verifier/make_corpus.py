@@ -8,6 +8,9 @@ must show (substrings of the text report), dims, description). The expected line
 import os
 
 G = "M=4096,N=4096,K=4096"
+WS = "../tests/verifier/clean/gemm_wgmma_ws"
+WS1 = "../tests/verifier/clean/gemm_wgmma_ws_wait1"
+SYNC = "../tests/verifier/clean/gemm_wgmma_sync"
 BUGS = [
     ("shift_missing_barrier", "../tests/verifier/clean/shift_shared", [("    barrier()\n", "")],
      "shared_race", "Y[i] = s[(t + 1) % 128]", ["racing write by thread"], "N=1000",
@@ -108,6 +111,57 @@ BUGS = [
     ("flash_missing_barrier", "flash_attention", [("        barrier()\n        if i < S:\n            for jj", "        if i < S:\n            for jj")],
      "shared_race", "s += q[d] * f32(sK[jj, d])", ["racing"], "BH=4,S=256",
      "no barrier between staging K/V and reading them"),
+    # Hopper: TMA + mbarrier pipelines, wgmma (tests/verifier/clean/gemm_wgmma_*.py)
+    ("hopper_parity_wrong", WS, [("mbarrier_wait(full[s], (k // STAGES) % 2)", "mbarrier_wait(full[s], k % 2)")],
+     "mbarrier_parity", "mbarrier_wait(full[s]", ["expected parity", "filled in iteration k=", "returns once phase"], G,
+     "the consumer's full-barrier parity flips every iteration instead of every pass over the ring"),
+    ("hopper_parity_shifted", WS, [("mbarrier_wait(full[s], (k // STAGES) % 2)", "mbarrier_wait(full[s], (k // STAGES + 1) % 2)")],
+     "read_before_wait", "a = wgmma_operand(sA[s]", ["filled in iteration k=", "observes phase -1", "tma_load(A.tile"], G,
+     "the consumer waits with the other parity: on the first pass it returns at once, before the TMA lands"),
+    ("hopper_wait_wrong_stage", WS, [("mbarrier_wait(full[s], (k // STAGES) % 2)", "mbarrier_wait(full[(k + 1) % STAGES], (k // STAGES) % 2)")],
+     "read_before_wait", "a = wgmma_operand(sA[s]", ["written at", "in iteration k=", "observes phase"], G,
+     "the consumer waits on the next stage's barrier and reads its own stage unsynchronized"),
+    ("hopper_tma_wrong_tile", WS, [("tma_load(A.tile((BM, BK), (bm, k))", "tma_load(A.tile((BM, BK), (bm, k + 1))")],
+     "tag_assert", "assert_tag(a,", ["expected A(", "found A(", "tma_load"], G,
+     "the producer loads the next K tile of A into the stage"),
+    ("hopper_missing_empty_wait", WS, [("                if k >= STAGES:\n                    mbarrier_wait(empty[s], (k // STAGES - 1) % 2)\n", "")],
+     "stage_overwrite", "tma_load(A.tile((BM, BK)", ["before its consumers released it", "read at line"], G,
+     "the producer refills a stage without waiting on its empty barrier"),
+    ("hopper_release_before_wgmma_done", WS, [("            wgmma_wait(0)\n            if thread_id()", "            wgmma_wait(1)\n            if thread_id()"),
+                                              ("        store(acc", "        wgmma_wait(0)\n        store(acc")],
+     "stage_overwrite", "tma_load(A.tile((BM, BK)", ["before its consumers released it"], G,
+     "the consumers release the stage while the wgmma reading it may still be in flight"),
+    ("hopper_acc_read_before_wait", WS1, [("        wgmma_wait(0)\n        store(acc", "        store(acc")],
+     "wgmma_read_before_wait", "store(acc, C.tile", ["wgmma group", "known complete"], G,
+     "the epilogue stores the accumulator with the last wgmma group still in flight"),
+    ("hopper_tx_bytes_short", WS, [("(BM * BK + BK * BN) * 2", "(BM * BK) * 2")],
+     "mbarrier_tx", "mbarrier_arrive_expect_tx(full[s]", ["transaction bytes", "completes before the data lands"], G,
+     "expect_tx counts only A's bytes: the phase completes while B is in flight"),
+    ("hopper_arrivals_mismatch", WS, [("empty = mbarrier(STAGES, arrivals=2)", "empty = mbarrier(STAGES)")],
+     "mbarrier_count", "mbarrier_arrive(empty[s])", ["expects 1 arrivals per phase", "brings 2"], G,
+     "two consumer warp groups arrive on an empty barrier that expects one arrival"),
+    ("hopper_deadlock", WS, [("                if k >= STAGES:\n                    mbarrier_wait(empty[s], (k // STAGES - 1) % 2)\n",
+                              "                mbarrier_wait(empty[s], (k // STAGES) % 2)\n")],
+     "mbarrier_hang", "mbarrier_wait(empty[s]", ["deadlock"], G,
+     "the producer's first pass waits for a release no consumer can give yet"),
+    ("hopper_setmaxnreg_divergent", WS, [("        setmaxnreg(232)\n", "        if thread_id() < 320:\n            setmaxnreg(232)\n")],
+     "warpgroup_divergence", "setmaxnreg(232)", ["does not reach it"], G,
+     "setmaxnreg (warp-group collective) under a branch that splits a warp group"),
+    ("hopper_wgmma_divergent", WS, [("            wgmma(acc, a, b)\n", "            if thread_id() % 128 < 64:\n                wgmma(acc, a, b)\n")],
+     "warpgroup_divergence", "wgmma(acc, a, b)", ["does not reach it"], G,
+     "wgmma issued by half of each consumer warp group"),
+    ("hopper_store_in_producer", WS, [("        setmaxnreg(40)\n", "        setmaxnreg(40)\n        store(acc, C.tile((BM, BN), (bm, bn)))\n")],
+     "warpgroup_divergence", "store(acc, C.tile", ["holds no part of its accumulator"], G,
+     "the producer warp group stores an accumulator only the consumer warp groups hold"),
+    ("hopper_barrier_in_role", WS, [("        setmaxnreg(232)\n", "        setmaxnreg(232)\n        barrier()\n")],
+     "barrier_divergence", "        barrier()", ["does not reach it"], G,
+     "a block-wide barrier inside the consumer role: the producer warp group never reaches it"),
+    ("hopper_missing_proxy_fence", SYNC, [("        fence_proxy_async()\n", "")],
+     "proxy_fence", "a = wgmma_operand(sA", ["fence_proxy_async", "written at"], G,
+     "ordinary copies feed wgmma (the async proxy) without fence_proxy_async"),
+    ("hopper_wgmma_smem_race", SYNC, [("        wgmma_wait(0)\n        barrier()\n", "        wgmma_wait(0)\n")],
+     "shared_race", "a = wgmma_operand(sA", ["racing write", "until the wgmma_wait"], G,
+     "no barrier after wgmma_wait: the next iteration's copy overwrites a tile the other warp group's wgmma still reads"),
 ]
 
 HERE = os.path.dirname(os.path.abspath(__file__))

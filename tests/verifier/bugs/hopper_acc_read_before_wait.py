@@ -1,0 +1,49 @@
+# verifier-bug: the epilogue stores the accumulator with the last wgmma group still in flight
+# seeded into tests/verifier/clean/gemm_wgmma_ws_wait1.py
+# expect: wgmma_read_before_wait line 49
+# cex: wgmma group
+# cex: known complete
+# dims: M=4096,N=4096,K=4096
+"""Warp-specialized Hopper GEMM, the pipelined consumer: each consumer warp group keeps one
+wgmma group in flight (wgmma_wait(1)) and so releases the *previous* stage on `empty`; the
+producer's first pass over the ring waits with parity 1, which a fresh barrier satisfies."""
+
+
+@kernel(threads=384, arch="sm_90a")
+def gemm_wgmma_ws_wait1(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
+                        C: Tensor[f32, "M", "N"], BM: const = 128, BN: const = 256,
+                        BK: const = 64, STAGES: const = 4):
+    grid(cdiv(M, BM), cdiv(N, BN))
+    bm, bn = block_id(0), block_id(1)
+    sA = shared(bf16, (STAGES, BM, BK), swizzle=Swizzle(3, 3, 3))
+    sB = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3))
+    full = mbarrier(STAGES)
+    empty = mbarrier(STAGES, arrivals=2)
+    acc = fragment(f32, (BM, BN), mma="wgmma_m64n256k16_bf16", warpgroups=(2, 1),
+                   first_warpgroup=1)
+    KT = cdiv(K, BK)
+    if warpgroup_id() == 0:
+        setmaxnreg(40)
+        if thread_id() == 0:
+            for k in range(KT):
+                s = k % STAGES
+                mbarrier_wait(empty[s], (k // STAGES + 1) % 2)
+                mbarrier_arrive_expect_tx(full[s], (BM * BK + BK * BN) * 2)
+                tma_load(A.tile((BM, BK), (bm, k)), sA[s], full[s])
+                for j in range(BN // 64):
+                    tma_load(B.tile((BK, 64), (k, bn * (BN // 64) + j)), sB[s, j], full[s])
+    else:
+        setmaxnreg(232)
+        for k in range(KT):
+            s = k % STAGES
+            mbarrier_wait(full[s], (k // STAGES) % 2)
+            a = wgmma_operand(sA[s], acc, operand="A")
+            b = wgmma_operand(sB[s], acc, operand="B")
+            assert_tag(a, lambda i, j: A(bm * BM + i, k * BK + j))
+            assert_tag(b, lambda i, j: B(k * BK + i, bn * BN + j))
+            wgmma(acc, a, b)
+            wgmma_commit()
+            wgmma_wait(1)
+            if k > 0 and thread_id() % 128 == 0:
+                mbarrier_arrive(empty[(k - 1) % STAGES])
+        store(acc, C.tile((BM, BN), (bm, bn)))
