@@ -4,6 +4,10 @@
 # PrepareGpuRun (argus-candidate --prepare), and run.sh, which runs them all, writes
 # $OUT/results.jsonl and prints a table (ours, cuBLAS in the same process, ratio) last.
 # ARGUS_WGMMA_VARIANTS="swap notrans" adds descriptor-variant builds of the small case.
+# This is issue 7's side-by-side benchmark: run.sh builds nothing on the device; each case is
+# one argus-runner process that checks our kernel, times it and its baseline (cuBLAS for GEMM,
+# PyTorch SDPA for the z-attn-* rows) on the same device, and the table gives times, TFLOP/s
+# of both and the ratio ours/baseline (time; < 1 = faster than the baseline).
 # usage: bench/hopper_bundle.sh BUILD_DIR OUT_DIR [CASE,CASE...]
 set -euo pipefail
 build=$1
@@ -13,6 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$out" && mkdir -p "$out"
 cp "$build/bin/argus-runner" "$out/"
 strip "$out/argus-runner" || true
+cp "$build/bin/argus-sdpa-baseline.py" "$out/"  # the torch_sdpa baseline helper (attention rows)
 python3 "$here/hopper_payloads.py" "$out/payloads" $only
 for p in "$out/payloads"/*.json; do
   k=$(basename "$p" .json)
@@ -33,26 +38,40 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "
 for d in */; do
   d=${d%/}
   [ -f "$d/spec.json" ] || continue
-  timeout 60 ./argus-runner --spec "$d/spec.json" --out "$d/result.json" > "$d/stdout.txt" 2>&1
+  lim=60; case $d in z-attn-*) lim=45;; esac
+  timeout $lim ./argus-runner --spec "$d/spec.json" --out "$d/result.json" > "$d/stdout.txt" 2>&1
   rc=$?
   python3 -c "import json,sys; r=json.load(open('$d/result.json')); r['case']='$d'; r['rc']=$rc; print(json.dumps(r))" >> "$OUT/results.jsonl" 2>/dev/null \
     || echo "{\"case\": \"$d\", \"rc\": $rc, \"outcome\": \"no result\"}" >> "$OUT/results.jsonl"
 done
 command -v cuobjdump >/dev/null && for d in */; do
   c=$(ls "$d"*.cubin 2>/dev/null | head -1); [ -n "$c" ] || continue
-  cuobjdump --dump-sass "$c" > "$OUT/${d%/}.sass" 2>&1; break
+  cuobjdump --dump-sass "$c" > "$OUT/${d%/}.sass" 2>&1
+  cuobjdump --dump-resource-usage "$c" > "$OUT/${d%/}.res" 2>&1; break
 done
 python3 - "$OUT/results.jsonl" <<'PY'
 import json, sys
-print(f"{'case':34} {'outcome':8} {'ours ms':>9} {'cuBLAS ms':>9} {'ratio':>6} {'TFLOP/s':>8} {'regs':>5} {'check':>9}  message")
+print(f"{'case':30} {'outcome':8} {'ours ms':>9} {'base ms':>9} {'ratio':>6} {'ours TF/s':>9} "
+      f"{'base TF/s':>9} {'base':>12} {'regs':>5} {'check':>9}  message")
 for line in open(sys.argv[1]):
     r = json.loads(line)
     t = (r.get("timing") or {}).get("median_ms")
     b = ((r.get("baseline") or {}).get("timing") or {}).get("median_ms")
     c = r.get("check") or {}
-    print(f"{r['case']:34} {r.get('outcome','?'):8} {t or 0:9.4f} {b or 0:9.4f} {r.get('ratio') or 0:6.3f} "
-          f"{r.get('tflops') or 0:8.1f} {(r.get('function') or {}).get('registers', -1):5} "
-          f"{c.get('rel_l2_err', -1):9.2e}  {r.get('message','')[:90]}")
+    tf = r.get("tflops") or 0
+    if not tf and t:  # the runner counts no FLOPs for attention: 4 * BH * S^2 * D, halved if causal
+        try:
+            a = json.load(open(r["case"] + "/spec.json"))["check"]
+            if a.get("op") == "attention":
+                tf = 4 * a["m"] * a["n"] ** 2 * a["k"] / (2 if a.get("causal") else 1) / t / 1e9
+        except (OSError, KeyError, ValueError):
+            pass
+    bl = r.get("baseline") or {}
+    name = bl.get("backend") or bl.get("name") or "-"
+    print(f"{r['case']:30} {r.get('outcome','?'):8} {t or 0:9.4f} {b or 0:9.4f} {r.get('ratio') or 0:6.3f} "
+          f"{tf:9.1f} {tf * (r.get('ratio') or 0):9.1f} {name:>12} "
+          f"{(r.get('function') or {}).get('registers', -1):5} "
+          f"{c.get('rel_l2_err', -1):9.2e}  {r.get('message','')[:70]}")
 PY
 SH
 chmod +x "$out/run.sh"

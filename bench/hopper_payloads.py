@@ -2,8 +2,12 @@
 """Writes candidate payloads (gpu_worker/candidate.h) for the Hopper GEMM sweep.
 
 usage: bench/hopper_payloads.py OUT_DIR
-Each case: NAME -> (file, kernel, consts, dims, timing). Small shapes are checked in full
-against the f64 reference; the perf shapes (4096^3, 8192^3, 4096x14336x4096) by sampled rows.
+Each case: NAME -> (file, kernel, consts, dims, timing[, check, baseline]). Small shapes are
+checked in full against the f64 reference; the perf shapes (4096^3, 8192^3, 4096x14336x4096) by
+sampled rows. The "z-attn-*" cases are the side-by-side benchmark's attention rows: the DSL's
+examples/flash_attention.py (the only attention kernel in examples/) against PyTorch SDPA (the
+runner's torch_sdpa helper, best of cuDNN / flash / efficient) at the issue-7 shapes; they sort
+last so that a slow attention kernel cannot starve the GEMM rows of the run's time.
 """
 import json
 import os
@@ -14,8 +18,20 @@ GEMM = {"op": "gemm", "a": "A", "b": "B", "c": "C", "b_layout": "kn"}
 SMALL = {"M": 256, "N": 512, "K": 384}
 SHAPES = {"4k": {"M": 4096, "N": 4096, "K": 4096}, "8k": {"M": 8192, "N": 8192, "K": 8192},
           "4kx14k": {"M": 4096, "N": 14336, "K": 4096}}
+# K scan at M = N = 4096 (HOP2): time(K) = per-tile fixed cost (prologue + epilogue) + K * slope;
+# comparing the fixed cost with cuBLAS's tells what the epilogue costs us.
+KSCAN = {f"4k-k{k // 1024}k": {"M": 4096, "N": 4096, "K": k} for k in (1024, 2048, 8192, 16384)}
 QUICK = {"warmup": 3, "reps": 5}
 PERF = {"warmup": 10, "reps": 30}
+ATTN_TIMING = {"warmup": 1, "reps": 2}  # the scalar DSL kernel takes ~1 s a launch at these shapes
+ATTN = {"op": "attention", "a": "Q", "b": "K", "d": "V", "c": "O"}
+FA = ("examples/flash_attention.py", "flash_attention")
+# issue 7's attention shapes, B*H folded into BH (the kernel has no GQA / batch split). Only the
+# D64 shape: at HD=128 the example does not compile (its thread_layout vec = HD // 4 = 32 > 16).
+ATTN_SHAPES = {
+    "z-attn-b8h16s8k-d64": ({"HD": "64"}, {"BH": 128, "S": 8192}, False),
+    "z-attn-b8h16s8k-d64-causal": ({"HD": "64", "CAUSAL": "True"}, {"BH": 128, "S": 8192}, True),
+}
 
 
 def cases():
@@ -34,6 +50,18 @@ def cases():
             for s, dims in SHAPES.items():
                 out[f"{short}-{s}"] = (f, k, consts, dims, PERF)
     out["pp-g16-4kx14k"] = ping + ({"GROUP": "16"}, SHAPES["4kx14k"], PERF)
+    # HOP2's sweep of the persistent kernel's raster group and tile shape (docs/perf.md)
+    for short, consts in {"g4": {"GROUP": "4"}, "g16": {"GROUP": "16"},
+                          "bn192": {"BN": "192", "STAGES": "5"},
+                          "bm256": {"BM": "256", "BN": "128"}}.items():
+        out[f"p{short}-small"] = coop + (consts, SMALL, QUICK)
+        for s, dims in SHAPES.items():
+            out[f"p{short}-{s}"] = coop + (consts, dims, PERF)
+    for s, dims in KSCAN.items():
+        out[f"p-{s}"] = coop + ({}, dims, PERF)
+    out["pbm256g16-8k"] = coop + ({"BM": "256", "BN": "128", "GROUP": "16"}, SHAPES["8k"], PERF)
+    for name, (consts, dims, causal) in ATTN_SHAPES.items():
+        out[name] = FA + (consts, dims, ATTN_TIMING, dict(ATTN, causal=causal), "torch_sdpa")
     extra = os.environ.get("ARGUS_HOPPER_EXTRA", "")
     for spec in filter(None, extra.split(";")):  # name=file:kernel:K=V,K=V:shape
         name, rest = spec.split("=", 1)
@@ -48,13 +76,16 @@ def main():
     dst = sys.argv[1]
     os.makedirs(dst, exist_ok=True)
     only = set(sys.argv[2].split(",")) if len(sys.argv) > 2 else None
-    for name, (f, k, consts, dims, timing) in cases().items():
+    for name, case in cases().items():
         if only and name not in only:
             continue
+        f, k, consts, dims, timing = case[:5]
+        check, baseline = case[5:] if len(case) > 5 else (GEMM, "cublas")
         with open(os.path.join(ROOT, f)) as fh:
             src = fh.read()
-        p = {"source": src, "kernel": k, "target": "sm_90a", "check": GEMM, "constants": consts,
-             "dims": dims, "baseline": "cublas", "timeout_s": 10, "timing": timing}
+        p = {"source": src, "kernel": k, "target": "sm_90a", "check": check, "constants": consts,
+             "dims": dims, "baseline": baseline, "timeout_s": 20 if check is not GEMM else 10,
+             "timing": timing}
         with open(os.path.join(dst, name + ".json"), "w") as fh:
             json.dump(p, fh, indent=1)
 

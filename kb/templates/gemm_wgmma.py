@@ -9,7 +9,7 @@ next tile's loads overlap the consumers' epilogue."""
 @kernel(threads=384, arch="sm_90a")
 def gemm_wgmma(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
               C: Tensor[f32, "M", "N"], BM: const = 128, BN: const = 256,
-              BK: const = 64, STAGES: const = 4, SMS: const = 132, GROUP: const = 8):
+              BK: const = 64, STAGES: const = 4, SMS: const = 132, GROUP: const = 16):
     grid(min(cdiv(M, BM) * cdiv(N, BN), SMS))
     sA = shared(bf16, (STAGES, BM, BK), swizzle=Swizzle(3, 3, 3))
     sB = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3))
