@@ -79,6 +79,7 @@ absl::StatusOr<json> VerifierClient::Verify(const KernelSpec& k, int64_t* waited
     if (!retry)
       return absl::Status(static_cast<absl::StatusCode>(st.error_code()),
                           absl::StrCat("verifier ", options_.address, ": ", st.error_message()));
+    unavailable_attempts_.fetch_add(1);
     if (!warned) {
       spdlog::warn("verifier {} unavailable ({}); waiting for it", options_.address,
                    st.error_message());

@@ -45,12 +45,16 @@ class VerifierClient {
   absl::StatusOr<nlohmann::json> Verify(const KernelSpec& kernel, int64_t* waited_ms = nullptr);
   void Stop() { stop_.store(true); }
   const std::string& address() const { return options_.address; }
+  // Calls that found the service unreachable so far (for monitoring and for
+  // tests that must know a wait has begun).
+  int64_t unavailable_attempts() const { return unavailable_attempts_.load(); }
 
  private:
   VerifierClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::VerifierService::Stub> stub_;
   std::atomic<bool> stop_{false};
+  std::atomic<int64_t> unavailable_attempts_{0};
 };
 
 // A report JSON from a VerifyResponse (its report_json, or — for input

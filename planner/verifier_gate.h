@@ -48,6 +48,7 @@ class RemoteVerifierGate : public CandidateGate {
   explicit RemoteVerifierGate(worker::VerifierClientOptions options);
   GateReport Check(const Instance& candidate, const std::string& target) override;
   void Stop() override { client_.Stop(); }
+  const worker::VerifierClient& client() const { return client_; }
 
  private:
   worker::VerifierClient client_;

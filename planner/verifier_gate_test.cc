@@ -96,7 +96,13 @@ TEST_CASE("the remote gate waits while the service is down and goes on when it i
   Instance clean = Gemm("examples/gemm_mma.py");
   GateReport r;
   std::thread t([&] { r = gate.Check(clean, "interp"); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  // Start the service only once the gate has found it down (on a loaded
+  // machine the first attempt can come late), then a while after that.
+  for (int i = 0; i < 600 && gate.client().unavailable_attempts() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE(gate.client().unavailable_attempts() > 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
   verifier::ServiceOptions so;
   so.listen = address;
   verifier::VerifierServer server(so);

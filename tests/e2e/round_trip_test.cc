@@ -61,7 +61,7 @@ TEST_CASE("probe returns the inventory of both workers and the job is stored", "
 
 TEST_CASE("a SIGKILLed server restarts on its DB with every job intact", "[e2e]") {
   Harness h;
-  h.StartServer({"--heartbeat_ms", "200", "--lease_ms", "3000"});
+  h.StartServer({"--heartbeat_ms", "200", "--lease_ms", "15000"});
   std::string address = h.address();
   // A slow worker keeps the job running while the server dies.
   h.StartWorker({"--task_delay_ms", "2500"});
@@ -80,7 +80,7 @@ TEST_CASE("a SIGKILLed server restarts on its DB with every job intact", "[e2e]"
 
   h.KillServer(SIGKILL);
   CHECK(h.Cli({"status", id}).exit_code == 3);  // unreachable, cleanly reported
-  h.StartServer({"--heartbeat_ms", "200", "--lease_ms", "3000"}, address);
+  h.StartServer({"--heartbeat_ms", "200", "--lease_ms", "15000"}, address);
 
   auto after_done = h.CliJson({"status", done.value("id", "")});
   CHECK(after_done.value("state", "") == "JOB_STATE_SUCCEEDED");

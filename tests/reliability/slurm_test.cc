@@ -245,7 +245,9 @@ TEST_CASE("slurm: a job array of workers runs a batch, scancel mid-batch loses n
                        "SELECT COUNT(*) FROM tasks WHERE state IN "
                        "('queued','leased')"));
   CHECK(done_after < 240);  // really mid-batch
-  CHECK(static_cast<int64_t>(reported.size()) == done_after);
+  // A worker can be killed after the server committed its result and before
+  // it logged "reported": the store may hold more than the logs, never less.
+  CHECK(static_cast<int64_t>(reported.size()) <= done_after);
   CHECK(lost == 0);
 }
 
