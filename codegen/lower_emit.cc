@@ -162,7 +162,12 @@ class Emitter {
   }
 
   bool FragIsAcc(int v) const { return VT(v).frag.role == dsl::FragRole::kAcc; }
-  Type* FragElemTy(int v) { return FragIsAcc(v) ? b_.getFloatTy() : b_.getInt16Ty(); }
+  // Accumulators and row vectors (and the i32/bool fragments of fragment math)
+  // hold f32 elements; A/B operands hold 16-bit operand bits.
+  Type* FragElemTy(int v) {
+    dsl::FragRole r = VT(v).frag.role;
+    return r == dsl::FragRole::kA || r == dsl::FragRole::kB ? b_.getInt16Ty() : b_.getFloatTy();
+  }
   AllocaInst* Frag(int v) {
     auto it = frags_.find(v);
     if (it != frags_.end()) return it->second;
@@ -432,6 +437,7 @@ class Emitter {
   absl::Status LoadFragment(const ir::Op& op);
   absl::Status StoreFragment(const ir::Op& op);
   absl::Status Mma(const ir::Op& op);
+  absl::Status FragMath(const ir::Op& op);
   absl::Status Shuffle(const ir::Op& op);
   Value* WarpReduce(ir::ReduceKind k, Value* x, DType t);
   Value* BlockReduce(const ir::Op& op, Value* x, DType t);
@@ -537,6 +543,154 @@ absl::Status Emitter::FragCoord(const ir::Op& op, int v, int e, Value** row, Val
   *row = b_.CreateAdd(b_.CreateAdd(wr, C64(r0)), EmitLanePart(pr, lane));
   *col = b_.CreateAdd(b_.CreateAdd(wc, C64(c0)), EmitLanePart(pc, lane));
   return absl::OkStatus();
+}
+
+// Fragment math (docs/dsl.md "Fragment math"): per-element f32 code on the
+// fragment arrays, in the element order the interpreter uses.
+absl::Status Emitter::FragMath(const ir::Op& op) {
+  const ir::Type& rt = VT(op.result);
+  dsl::FragGeom g = rt.frag.Geom();
+  int n = g.PerLane();
+  Type* f32 = b_.getFloatTy();
+  switch (op.code) {
+    case OpCode::kFragEw: {
+      auto fop = static_cast<ir::FragEwOp>(op.sub);
+      std::vector<Value*> scalar(op.operands.size(), nullptr);
+      for (size_t j = 0; j < op.operands.size(); ++j) {
+        int v = op.operands[j];
+        if (VT(v).is_frag()) continue;
+        DType t = VT(v).dtype;
+        scalar[j] = t == DType::kBool ? Get(v) : Convert(Get(v), t, DType::kF32);
+      }
+      auto at = [&](size_t j, int e) -> Value* {
+        if (scalar[j]) return scalar[j];
+        int v = op.operands[j];
+        bool row_in_acc =
+            VT(v).frag.role == dsl::FragRole::kRow && rt.frag.role == dsl::FragRole::kAcc;
+        return FragGet(v, row_in_acc ? g.RowSlot(e) : e);
+      };
+      for (int e = 0; e < n; ++e) {
+        Value* x = at(0, e);
+        Value* y = op.operands.size() > 1 ? at(1, e) : nullptr;
+        Value* r = nullptr;
+        auto cmp = [&](llvm::CmpInst::Predicate p) {
+          return b_.CreateUIToFP(b_.CreateFCmp(p, x, y), f32);
+        };
+        switch (fop) {
+          case ir::FragEwOp::kAdd:
+            r = b_.CreateFAdd(x, y);
+            break;
+          case ir::FragEwOp::kSub:
+            r = b_.CreateFSub(x, y);
+            break;
+          case ir::FragEwOp::kMul:
+            r = b_.CreateFMul(x, y);
+            break;
+          case ir::FragEwOp::kDiv:
+            r = b_.CreateFDiv(x, y);
+            break;
+          case ir::FragEwOp::kMax:
+            r = b_.CreateBinaryIntrinsic(I::maxnum, x, y);
+            break;
+          case ir::FragEwOp::kMin:
+            r = b_.CreateBinaryIntrinsic(I::minnum, x, y);
+            break;
+          case ir::FragEwOp::kExp2:
+            r = ops_->Exp2(b_, x);
+            break;
+          case ir::FragEwOp::kLt:
+            r = cmp(llvm::CmpInst::FCMP_OLT);
+            break;
+          case ir::FragEwOp::kLe:
+            r = cmp(llvm::CmpInst::FCMP_OLE);
+            break;
+          case ir::FragEwOp::kGt:
+            r = cmp(llvm::CmpInst::FCMP_OGT);
+            break;
+          case ir::FragEwOp::kGe:
+            r = cmp(llvm::CmpInst::FCMP_OGE);
+            break;
+          case ir::FragEwOp::kEq:
+            r = cmp(llvm::CmpInst::FCMP_OEQ);
+            break;
+          case ir::FragEwOp::kNe:
+            r = cmp(llvm::CmpInst::FCMP_UNE);
+            break;
+          case ir::FragEwOp::kSelect: {
+            Value* c = x->getType()->isFloatTy()
+                           ? b_.CreateFCmpUNE(x, llvm::ConstantFP::get(f32, 0.0))
+                           : x;
+            r = b_.CreateSelect(c, y, at(2, e));
+            break;
+          }
+        }
+        FragSet(op.result, e, r);
+      }
+      return absl::OkStatus();
+    }
+    case OpCode::kFragRowReduce: {
+      int acc = op.operands[0];
+      dsl::FragGeom ga = VT(acc).frag.Geom();
+      bool is_max = op.sub == static_cast<uint8_t>(ir::ReduceKind::kMax);
+      auto comb = [&](Value* a, Value* b) {
+        return is_max ? b_.CreateBinaryIntrinsic(I::maxnum, a, b) : b_.CreateFAdd(a, b);
+      };
+      std::vector<Value*> part(n, nullptr);
+      for (int e = 0; e < ga.PerLane(); ++e) {
+        int slot = ga.RowSlot(e);
+        Value* x = FragGet(acc, e);
+        part[slot] = part[slot] ? comb(part[slot], x) : x;
+      }
+      int bits = dsl::AccColumnLaneBits(*ga.mma);
+      for (int b = 1; b < ga.mma->warp_size; b <<= 1) {
+        if (!(bits & b)) continue;
+        for (int j = 0; j < n; ++j) {
+          Value* o =
+              ShflValue(part[j], DType::kF32, [&](Value* w) { return ops_->ShflXor(b_, w, b); });
+          part[j] = comb(part[j], o);
+        }
+      }
+      for (int j = 0; j < n; ++j) FragSet(op.result, j, part[j]);
+      return absl::OkStatus();
+    }
+    case OpCode::kFragCoord:
+      for (int e = 0; e < n; ++e) {
+        Value *row, *col;
+        RETURN_IF_ERROR(FragCoord(op, op.result, e, &row, &col));
+        FragSet(op.result, e, b_.CreateSIToFP(op.ints[0] == 0 ? row : col, f32));
+      }
+      return absl::OkStatus();
+    case OpCode::kFragRowFill: {
+      Value* x = Convert(Get(op.operands[1]), VT(op.operands[1]).dtype, DType::kF32);
+      for (int e = 0; e < n; ++e) FragSet(op.result, e, x);
+      return absl::OkStatus();
+    }
+    case OpCode::kToOperand: {
+      int acc = op.operands[0];
+      dsl::FragGeom gc = VT(acc).frag.Geom();
+      for (int e = 0; e < n; ++e) {
+        // The accumulator element with the same coordinates, the same for every lane.
+        int q = -1;
+        for (int l = 0; l < g.mma->warp_size; ++l) {
+          int r0, c0, ql = -1;
+          g.Coord(0, l, e, &r0, &c0);
+          for (int k = 0; k < gc.PerLane() && ql < 0; ++k) {
+            int r1, c1;
+            gc.Coord(0, l, k, &r1, &c1);
+            if (r1 == r0 && c1 == c0) ql = k;
+          }
+          if (ql < 0 || (q >= 0 && ql != q))
+            return LoweringError(m_, op.loc, "to_operand: the layouts differ across lanes");
+          q = ql;
+        }
+        Value* x = b_.CreateFPTrunc(FragGet(acc, q), Ty(rt.dtype));
+        FragSet(op.result, e, b_.CreateBitCast(x, b_.getInt16Ty()));
+      }
+      return absl::OkStatus();
+    }
+    default:
+      return LoweringError(m_, op.loc, "not a fragment math op");
+  }
 }
 
 absl::Status Emitter::One(const ir::Op& op) {
@@ -815,6 +969,12 @@ absl::Status Emitter::One(const ir::Op& op) {
       return StoreFragment(op);
     case OpCode::kMma:
       return Mma(op);
+    case OpCode::kFragEw:
+    case OpCode::kFragRowReduce:
+    case OpCode::kFragCoord:
+    case OpCode::kFragRowFill:
+    case OpCode::kToOperand:
+      return FragMath(op);
     case OpCode::kShfl:
       return Shuffle(op);
     case OpCode::kWarpReduce: {

@@ -103,9 +103,9 @@ TEST_CASE("every example verifies clean (no false alarms)") {
     auto r = VerifySource(entry.path().filename().string(), text, {}, opt);
     REQUIRE(r.ok());
     INFO(ToText(*r));
-    if (absl::StrContains(text, "mbarrier(")) {
-      // Hopper pipelines (TMA, mbarrier, wgmma) are not modelled yet: the verifier
-      // must say so (unknown), never refute them.
+    if (absl::StrContains(text, "mbarrier(") || absl::StrContains(text, "to_operand(")) {
+      // Hopper pipelines (TMA, mbarrier, wgmma) and fragment math (flash attention)
+      // are not modelled yet: the verifier must say so (unknown), never refute them.
       bool unsupported = false;
       for (const Finding& f : r->findings) {
         CHECK(f.severity != Severity::kViolation);
