@@ -140,7 +140,9 @@ TEST_CASE("sm_90a flash attention keeps the softmax in registers between the MMA
       INFO("HD=" << hd << " CAUSAL=" << causal << ": " << a.status().message());
       REQUIRE(a.ok());
       CHECK(Has(a->ptx, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
-      CHECK(Has(a->ptx, "ldmatrix"));
+      CHECK(Has(a->ptx, "ldmatrix.sync.aligned.m8n8.x4.trans"));   // V: B from row-major
+      CHECK(Has(a->ptx, "ldmatrix.sync.aligned.m8n8.x4.shared"));  // K^T: B without .trans
+      CHECK_FALSE(Has(a->ptx, "ld.shared.u16"));                   // no scalar fragment loads
       CHECK(Has(a->ptx, "cp.async"));
       CHECK(Has(a->ptx, "shfl.sync.bfly.b32"));  // row_max / row_sum: the quad
       CHECK(Has(a->ptx, "ex2.approx"));

@@ -1219,10 +1219,15 @@ absl::Status Emitter::LoadFragment(const ir::Op& op) {
   // 8-element chunks together.
   const ViewFact& f = facts_[sv];
   bool nv16 = !amd_ && g.mma->m == 16 && g.mma->n == 8 && g.mma->k == 16;
-  bool fits = nv16 && r.kind == ViewFact::Root::kShared && r.dt == ab && f.stride.size() == 2 &&
-              f.stride[1] == 1 && f.stride[0] > 0 && f.stride[0] % 8 == 0 &&
-              (!r.swz.active() || r.swz.m >= 3) &&
-              (g.role == dsl::FragRole::kA || g.TilesN() % 2 == 0);
+  bool base_ok = nv16 && r.kind == ViewFact::Root::kShared && r.dt == ab && f.stride.size() == 2 &&
+                 (!r.swz.active() || r.swz.m >= 3) &&
+                 (g.role == dsl::FragRole::kA || g.TilesN() % 2 == 0);
+  bool fits = base_ok && f.stride[1] == 1 && f.stride[0] > 0 && f.stride[0] % 8 == 0;
+  // A transposed B view (B[k][n] at n * ld + k, e.g. K^T of a row-major K tile):
+  // k runs contiguously, so plain (non-.trans) ldmatrix gives the B layout.
+  bool fits_t = base_ok && g.role == dsl::FragRole::kB && f.stride[0] == 1 && f.stride[1] > 0 &&
+                f.stride[1] % 8 == 0;
+  if (fits_t) fits = true;
   if (!fits) return scalar_path();
   BasicBlock* lm = BasicBlock::Create(ctx_, "ldmatrix", fn_);
   BasicBlock* sc = BasicBlock::Create(ctx_, "ldfrag.scalar", fn_);
@@ -1260,9 +1265,18 @@ absl::Status Emitter::LoadFragment(const ir::Op& op) {
                              C64(g.bn / g.wn));
     for (int tk = 0; tk < g.TilesK(); ++tk) {
       for (int tn = 0; tn < g.TilesN(); tn += 2) {
-        Value* row = b_.CreateAdd(C64(tk * 16), b_.CreateAdd(l8, b_.CreateMul(lb3, C64(8))));
-        Value* col = b_.CreateAdd(b_.CreateAdd(wc, C64(tn * 8)), b_.CreateMul(lb4, C64(8)));
-        Value* res = Call(I::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16,
+        Value* row;
+        Value* col;
+        if (fits_t) {  // lane l addresses memory row n = tn*8 + 8*lb4 + l8, k = tk*16 + 8*lb3
+          row = b_.CreateAdd(C64(tk * 16), b_.CreateMul(lb3, C64(8)));
+          col = b_.CreateAdd(b_.CreateAdd(wc, C64(tn * 8)),
+                             b_.CreateAdd(l8, b_.CreateMul(lb4, C64(8))));
+        } else {
+          row = b_.CreateAdd(C64(tk * 16), b_.CreateAdd(l8, b_.CreateMul(lb3, C64(8))));
+          col = b_.CreateAdd(b_.CreateAdd(wc, C64(tn * 8)), b_.CreateMul(lb4, C64(8)));
+        }
+        Value* res = Call(fits_t ? I::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16
+                                 : I::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16,
                           {ElemPtr(r, Linear(vv, {row, col}))}, {r.base->getType()});
         for (int j = 0; j < 4; ++j) {
           int t = tk * g.TilesN() + tn + j / 2;
