@@ -146,7 +146,7 @@ TEST_CASE("sm_90a flash attention keeps the softmax in registers between the MMA
       CHECK(Has(a->ptx, "cp.async"));
       CHECK(Has(a->ptx, "shfl.sync.bfly.b32"));  // row_max / row_sum: the quad
       CHECK(Has(a->ptx, "ex2.approx"));
-      CHECK(Has(a->ptx, "cvt.rn.bf16"));  // to_operand: registers, no shared round trip
+      CHECK(Has(a->ptx, "cvt.rn.bf16x2.f32"));  // to_operand: registers, one cvt per pair
       CHECK_FALSE(Has(a->ptx, "ld.local"));
       CHECK_FALSE(Has(a->ptx, "st.local"));
       if (ptxas) CHECK(a->metadata.resources.registers > 0);

@@ -668,6 +668,7 @@ absl::Status Emitter::FragMath(const ir::Op& op) {
     case OpCode::kToOperand: {
       int acc = op.operands[0];
       dsl::FragGeom gc = VT(acc).frag.Geom();
+      std::vector<int> src(n);
       for (int e = 0; e < n; ++e) {
         // The accumulator element with the same coordinates, the same for every lane.
         int q = -1;
@@ -683,8 +684,24 @@ absl::Status Emitter::FragMath(const ir::Op& op) {
             return LoweringError(m_, op.loc, "to_operand: the layouts differ across lanes");
           q = ql;
         }
-        Value* x = b_.CreateFPTrunc(FragGet(acc, q), Ty(rt.dtype));
-        FragSet(op.result, e, b_.CreateBitCast(x, b_.getInt16Ty()));
+        src[e] = q;
+      }
+      // Elements 2j, 2j+1 share a .b32 operand register: one cvt.rn.bf16x2.f32
+      // per pair (its first source goes to the high half).
+      for (int e = 0; e + 1 < n; e += 2) {
+        Value* lo = FragGet(acc, src[e]);
+        Value* hi = FragGet(acc, src[e + 1]);
+        if (rt.dtype == DType::kBF16) {
+          Value* w = Call(I::nvvm_ff2bf16x2_rn, {hi, lo});
+          w = b_.CreateBitCast(w, b_.getInt32Ty());
+          FragSet(op.result, e, b_.CreateTrunc(w, b_.getInt16Ty()));
+          FragSet(op.result, e + 1, b_.CreateTrunc(b_.CreateLShr(w, 16), b_.getInt16Ty()));
+        } else {
+          FragSet(op.result, e,
+                  b_.CreateBitCast(b_.CreateFPTrunc(lo, Ty(rt.dtype)), b_.getInt16Ty()));
+          FragSet(op.result, e + 1,
+                  b_.CreateBitCast(b_.CreateFPTrunc(hi, Ty(rt.dtype)), b_.getInt16Ty()));
+        }
       }
       return absl::OkStatus();
     }
