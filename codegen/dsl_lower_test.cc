@@ -48,6 +48,7 @@ const Case kCases[] = {
     {"rmsnorm.py", "rmsnorm", ""},
     {"flash_attention.py", "flash_attention", ""},
     {"gemm_mma.py", "gemm_mma", "sm_90a"},
+    {"flash_attention_mma.py", "flash_attention_mma", "sm_90a"},
     {"gemm_mfma.py", "gemm_mfma32", "gfx942"},
     {"gemm_mfma.py", "gemm_mfma16", "gfx942"},
     {"gemm_wgmma.py", "gemm_wgmma", "sm_90a"},
@@ -125,6 +126,49 @@ TEST_CASE("gfx942 hints lower to s_waitcnt / sched_group_barrier / s_setprio", "
   auto ver = ReadCodeObjectVersion(v4.code_object);
   REQUIRE(ver.ok());
   CHECK(*ver == 4);
+}
+
+TEST_CASE("sm_90a flash attention keeps the softmax in registers between the MMAs", "[lower]") {
+  bool ptxas = FindPtxas().has_value();
+  for (const char* hd : {"64", "128"}) {
+    for (const char* causal : {"False", "True"}) {
+      DslCompileOptions o;
+      o.target = "sm_90a";
+      o.kernel = "flash_attention_mma";
+      o.consts = {{"HD", hd}, {"CAUSAL", causal}};
+      auto a = CompileDslFile(Example("flash_attention_mma.py"), o);
+      INFO("HD=" << hd << " CAUSAL=" << causal << ": " << a.status().message());
+      REQUIRE(a.ok());
+      CHECK(Has(a->ptx, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
+      CHECK(Has(a->ptx, "ldmatrix.sync.aligned.m8n8.x4.trans"));   // V: B from row-major
+      CHECK(Has(a->ptx, "ldmatrix.sync.aligned.m8n8.x4.shared"));  // K^T: B without .trans
+      CHECK_FALSE(Has(a->ptx, "ld.shared.u16"));                   // no scalar fragment loads
+      CHECK(Has(a->ptx, "cp.async"));
+      CHECK(Has(a->ptx, "shfl.sync.bfly.b32"));  // row_max / row_sum: the quad
+      CHECK(Has(a->ptx, "ex2.approx"));
+      CHECK(Has(a->ptx, "cvt.rn.bf16x2.f32"));  // to_operand: registers, one cvt per pair
+      CHECK_FALSE(Has(a->ptx, "ld.local"));
+      CHECK_FALSE(Has(a->ptx, "st.local"));
+      if (ptxas) CHECK(a->metadata.resources.registers > 0);
+    }
+  }
+}
+
+TEST_CASE("fragment math on gfx942 is a located error", "[lower]") {
+  const char* text = R"(@kernel(threads=64, arch="gfx942")
+def k(C: Tensor[f32, "M", "N"]):
+    grid(1)
+    s = fragment(f32, (32, 32), mma="mfma_f32_32x32x8_bf16", warps=(1, 1))
+    store(exp2(s * 2.0), C.tile((32, 32), (0, 0)))
+)";
+  DslCompileOptions o;
+  o.target = "gfx942";
+  auto a = CompileDslSource("fm.py", text, o);
+  REQUIRE_FALSE(a.ok());
+  std::string msg(a.status().message());
+  INFO(msg);
+  CHECK(Has(msg, "fm.py:5:"));
+  CHECK(Has(msg, "fragment math"));
 }
 
 TEST_CASE("sm_90a GEMM uses cp.async, ldmatrix, mma.sync and 16-byte accesses", "[lower]") {

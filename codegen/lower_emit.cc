@@ -162,7 +162,12 @@ class Emitter {
   }
 
   bool FragIsAcc(int v) const { return VT(v).frag.role == dsl::FragRole::kAcc; }
-  Type* FragElemTy(int v) { return FragIsAcc(v) ? b_.getFloatTy() : b_.getInt16Ty(); }
+  // Accumulators and row vectors (and the i32/bool fragments of fragment math)
+  // hold f32 elements; A/B operands hold 16-bit operand bits.
+  Type* FragElemTy(int v) {
+    dsl::FragRole r = VT(v).frag.role;
+    return r == dsl::FragRole::kA || r == dsl::FragRole::kB ? b_.getInt16Ty() : b_.getFloatTy();
+  }
   AllocaInst* Frag(int v) {
     auto it = frags_.find(v);
     if (it != frags_.end()) return it->second;
@@ -432,6 +437,7 @@ class Emitter {
   absl::Status LoadFragment(const ir::Op& op);
   absl::Status StoreFragment(const ir::Op& op);
   absl::Status Mma(const ir::Op& op);
+  absl::Status FragMath(const ir::Op& op);
   absl::Status Shuffle(const ir::Op& op);
   Value* WarpReduce(ir::ReduceKind k, Value* x, DType t);
   Value* BlockReduce(const ir::Op& op, Value* x, DType t);
@@ -537,6 +543,171 @@ absl::Status Emitter::FragCoord(const ir::Op& op, int v, int e, Value** row, Val
   *row = b_.CreateAdd(b_.CreateAdd(wr, C64(r0)), EmitLanePart(pr, lane));
   *col = b_.CreateAdd(b_.CreateAdd(wc, C64(c0)), EmitLanePart(pc, lane));
   return absl::OkStatus();
+}
+
+// Fragment math (docs/dsl.md "Fragment math"): per-element f32 code on the
+// fragment arrays, in the element order the interpreter uses.
+absl::Status Emitter::FragMath(const ir::Op& op) {
+  const ir::Type& rt = VT(op.result);
+  dsl::FragGeom g = rt.frag.Geom();
+  int n = g.PerLane();
+  Type* f32 = b_.getFloatTy();
+  switch (op.code) {
+    case OpCode::kFragEw: {
+      auto fop = static_cast<ir::FragEwOp>(op.sub);
+      std::vector<Value*> scalar(op.operands.size(), nullptr);
+      for (size_t j = 0; j < op.operands.size(); ++j) {
+        int v = op.operands[j];
+        if (VT(v).is_frag()) continue;
+        DType t = VT(v).dtype;
+        scalar[j] = t == DType::kBool ? Get(v) : Convert(Get(v), t, DType::kF32);
+      }
+      auto at = [&](size_t j, int e) -> Value* {
+        if (scalar[j]) return scalar[j];
+        int v = op.operands[j];
+        bool row_in_acc =
+            VT(v).frag.role == dsl::FragRole::kRow && rt.frag.role == dsl::FragRole::kAcc;
+        return FragGet(v, row_in_acc ? g.RowSlot(e) : e);
+      };
+      for (int e = 0; e < n; ++e) {
+        Value* x = at(0, e);
+        Value* y = op.operands.size() > 1 ? at(1, e) : nullptr;
+        Value* r = nullptr;
+        auto cmp = [&](llvm::CmpInst::Predicate p) {
+          return b_.CreateUIToFP(b_.CreateFCmp(p, x, y), f32);
+        };
+        switch (fop) {
+          case ir::FragEwOp::kAdd:
+            r = b_.CreateFAdd(x, y);
+            break;
+          case ir::FragEwOp::kSub:
+            r = b_.CreateFSub(x, y);
+            break;
+          case ir::FragEwOp::kMul:
+            r = b_.CreateFMul(x, y);
+            break;
+          case ir::FragEwOp::kDiv:
+            r = b_.CreateFDiv(x, y);
+            break;
+          case ir::FragEwOp::kMax:
+            r = b_.CreateBinaryIntrinsic(I::maxnum, x, y);
+            break;
+          case ir::FragEwOp::kMin:
+            r = b_.CreateBinaryIntrinsic(I::minnum, x, y);
+            break;
+          case ir::FragEwOp::kExp2:
+            r = ops_->Exp2(b_, x);
+            break;
+          case ir::FragEwOp::kLt:
+            r = cmp(llvm::CmpInst::FCMP_OLT);
+            break;
+          case ir::FragEwOp::kLe:
+            r = cmp(llvm::CmpInst::FCMP_OLE);
+            break;
+          case ir::FragEwOp::kGt:
+            r = cmp(llvm::CmpInst::FCMP_OGT);
+            break;
+          case ir::FragEwOp::kGe:
+            r = cmp(llvm::CmpInst::FCMP_OGE);
+            break;
+          case ir::FragEwOp::kEq:
+            r = cmp(llvm::CmpInst::FCMP_OEQ);
+            break;
+          case ir::FragEwOp::kNe:
+            r = cmp(llvm::CmpInst::FCMP_UNE);
+            break;
+          case ir::FragEwOp::kSelect: {
+            Value* c = x->getType()->isFloatTy()
+                           ? b_.CreateFCmpUNE(x, llvm::ConstantFP::get(f32, 0.0))
+                           : x;
+            r = b_.CreateSelect(c, y, at(2, e));
+            break;
+          }
+        }
+        FragSet(op.result, e, r);
+      }
+      return absl::OkStatus();
+    }
+    case OpCode::kFragRowReduce: {
+      int acc = op.operands[0];
+      dsl::FragGeom ga = VT(acc).frag.Geom();
+      bool is_max = op.sub == static_cast<uint8_t>(ir::ReduceKind::kMax);
+      auto comb = [&](Value* a, Value* b) {
+        return is_max ? b_.CreateBinaryIntrinsic(I::maxnum, a, b) : b_.CreateFAdd(a, b);
+      };
+      std::vector<Value*> part(n, nullptr);
+      for (int e = 0; e < ga.PerLane(); ++e) {
+        int slot = ga.RowSlot(e);
+        Value* x = FragGet(acc, e);
+        part[slot] = part[slot] ? comb(part[slot], x) : x;
+      }
+      int bits = dsl::AccColumnLaneBits(*ga.mma);
+      for (int b = 1; b < ga.mma->warp_size; b <<= 1) {
+        if (!(bits & b)) continue;
+        for (int j = 0; j < n; ++j) {
+          Value* o =
+              ShflValue(part[j], DType::kF32, [&](Value* w) { return ops_->ShflXor(b_, w, b); });
+          part[j] = comb(part[j], o);
+        }
+      }
+      for (int j = 0; j < n; ++j) FragSet(op.result, j, part[j]);
+      return absl::OkStatus();
+    }
+    case OpCode::kFragCoord:
+      for (int e = 0; e < n; ++e) {
+        Value *row, *col;
+        RETURN_IF_ERROR(FragCoord(op, op.result, e, &row, &col));
+        FragSet(op.result, e, b_.CreateSIToFP(op.ints[0] == 0 ? row : col, f32));
+      }
+      return absl::OkStatus();
+    case OpCode::kFragRowFill: {
+      Value* x = Convert(Get(op.operands[1]), VT(op.operands[1]).dtype, DType::kF32);
+      for (int e = 0; e < n; ++e) FragSet(op.result, e, x);
+      return absl::OkStatus();
+    }
+    case OpCode::kToOperand: {
+      int acc = op.operands[0];
+      dsl::FragGeom gc = VT(acc).frag.Geom();
+      std::vector<int> src(n);
+      for (int e = 0; e < n; ++e) {
+        // The accumulator element with the same coordinates, the same for every lane.
+        int q = -1;
+        for (int l = 0; l < g.mma->warp_size; ++l) {
+          int r0, c0, ql = -1;
+          g.Coord(0, l, e, &r0, &c0);
+          for (int k = 0; k < gc.PerLane() && ql < 0; ++k) {
+            int r1, c1;
+            gc.Coord(0, l, k, &r1, &c1);
+            if (r1 == r0 && c1 == c0) ql = k;
+          }
+          if (ql < 0 || (q >= 0 && ql != q))
+            return LoweringError(m_, op.loc, "to_operand: the layouts differ across lanes");
+          q = ql;
+        }
+        src[e] = q;
+      }
+      // Elements 2j, 2j+1 share a .b32 operand register: one cvt.rn.bf16x2.f32
+      // per pair (its first source goes to the high half).
+      for (int e = 0; e + 1 < n; e += 2) {
+        Value* lo = FragGet(acc, src[e]);
+        Value* hi = FragGet(acc, src[e + 1]);
+        if (rt.dtype == DType::kBF16) {
+          Value* w = Call(I::nvvm_ff2bf16x2_rn, {hi, lo});
+          w = b_.CreateBitCast(w, b_.getInt32Ty());
+          FragSet(op.result, e, b_.CreateTrunc(w, b_.getInt16Ty()));
+          FragSet(op.result, e + 1, b_.CreateTrunc(b_.CreateLShr(w, 16), b_.getInt16Ty()));
+        } else {
+          FragSet(op.result, e,
+                  b_.CreateBitCast(b_.CreateFPTrunc(lo, Ty(rt.dtype)), b_.getInt16Ty()));
+          FragSet(op.result, e + 1,
+                  b_.CreateBitCast(b_.CreateFPTrunc(hi, Ty(rt.dtype)), b_.getInt16Ty()));
+        }
+      }
+      return absl::OkStatus();
+    }
+    default:
+      return LoweringError(m_, op.loc, "not a fragment math op");
+  }
 }
 
 absl::Status Emitter::One(const ir::Op& op) {
@@ -815,6 +986,12 @@ absl::Status Emitter::One(const ir::Op& op) {
       return StoreFragment(op);
     case OpCode::kMma:
       return Mma(op);
+    case OpCode::kFragEw:
+    case OpCode::kFragRowReduce:
+    case OpCode::kFragCoord:
+    case OpCode::kFragRowFill:
+    case OpCode::kToOperand:
+      return FragMath(op);
     case OpCode::kShfl:
       return Shuffle(op);
     case OpCode::kWarpReduce: {
@@ -1059,10 +1236,15 @@ absl::Status Emitter::LoadFragment(const ir::Op& op) {
   // 8-element chunks together.
   const ViewFact& f = facts_[sv];
   bool nv16 = !amd_ && g.mma->m == 16 && g.mma->n == 8 && g.mma->k == 16;
-  bool fits = nv16 && r.kind == ViewFact::Root::kShared && r.dt == ab && f.stride.size() == 2 &&
-              f.stride[1] == 1 && f.stride[0] > 0 && f.stride[0] % 8 == 0 &&
-              (!r.swz.active() || r.swz.m >= 3) &&
-              (g.role == dsl::FragRole::kA || g.TilesN() % 2 == 0);
+  bool base_ok = nv16 && r.kind == ViewFact::Root::kShared && r.dt == ab && f.stride.size() == 2 &&
+                 (!r.swz.active() || r.swz.m >= 3) &&
+                 (g.role == dsl::FragRole::kA || g.TilesN() % 2 == 0);
+  bool fits = base_ok && f.stride[1] == 1 && f.stride[0] > 0 && f.stride[0] % 8 == 0;
+  // A transposed B view (B[k][n] at n * ld + k, e.g. K^T of a row-major K tile):
+  // k runs contiguously, so plain (non-.trans) ldmatrix gives the B layout.
+  bool fits_t = base_ok && g.role == dsl::FragRole::kB && f.stride[0] == 1 && f.stride[1] > 0 &&
+                f.stride[1] % 8 == 0;
+  if (fits_t) fits = true;
   if (!fits) return scalar_path();
   BasicBlock* lm = BasicBlock::Create(ctx_, "ldmatrix", fn_);
   BasicBlock* sc = BasicBlock::Create(ctx_, "ldfrag.scalar", fn_);
@@ -1100,9 +1282,18 @@ absl::Status Emitter::LoadFragment(const ir::Op& op) {
                              C64(g.bn / g.wn));
     for (int tk = 0; tk < g.TilesK(); ++tk) {
       for (int tn = 0; tn < g.TilesN(); tn += 2) {
-        Value* row = b_.CreateAdd(C64(tk * 16), b_.CreateAdd(l8, b_.CreateMul(lb3, C64(8))));
-        Value* col = b_.CreateAdd(b_.CreateAdd(wc, C64(tn * 8)), b_.CreateMul(lb4, C64(8)));
-        Value* res = Call(I::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16,
+        Value* row;
+        Value* col;
+        if (fits_t) {  // lane l addresses memory row n = tn*8 + 8*lb4 + l8, k = tk*16 + 8*lb3
+          row = b_.CreateAdd(C64(tk * 16), b_.CreateMul(lb3, C64(8)));
+          col = b_.CreateAdd(b_.CreateAdd(wc, C64(tn * 8)),
+                             b_.CreateAdd(l8, b_.CreateMul(lb4, C64(8))));
+        } else {
+          row = b_.CreateAdd(C64(tk * 16), b_.CreateAdd(l8, b_.CreateMul(lb3, C64(8))));
+          col = b_.CreateAdd(b_.CreateAdd(wc, C64(tn * 8)), b_.CreateMul(lb4, C64(8)));
+        }
+        Value* res = Call(fits_t ? I::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16
+                                 : I::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16,
                           {ElemPtr(r, Linear(vv, {row, col}))}, {r.base->getType()});
         for (int j = 0; j < 4; ++j) {
           int t = tk * g.TilesN() + tn + j / 2;

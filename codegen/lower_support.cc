@@ -65,6 +65,17 @@ class SupportPass {
         }
         break;
       }
+      case OpCode::kFragEw:
+      case OpCode::kFragRowReduce:
+      case OpCode::kFragCoord:
+      case OpCode::kFragRowFill:
+      case OpCode::kToOperand:
+        if (amd) {
+          return Lacks(op, absl::StrCat(ir::OpCodeName(op.code), " (fragment math) on ", t_.arch),
+                       "fragment math lowers for sm_90a mma.sync fragments; on AMD keep the "
+                       "softmax in shared memory (examples/flash_attention.py)");
+        }
+        break;
       case OpCode::kShfl:
       case OpCode::kWarpReduce:
       case OpCode::kBlockReduce:

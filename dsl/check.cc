@@ -171,6 +171,12 @@ const std::set<std::string>& Builtins() {
                                           "ldmatrix",
                                           "mma",
                                           "store",
+                                          "row_max",
+                                          "row_sum",
+                                          "row_index",
+                                          "col_index",
+                                          "row_fill",
+                                          "to_operand",
                                           "shfl_xor",
                                           "shfl_down",
                                           "shfl_idx",
@@ -325,6 +331,12 @@ class FnLowering {
 
   absl::StatusOr<Val> Name(const Expr& e);
   absl::StatusOr<Val> Binary(const std::string& op, const Val& a, const Val& b, Loc loc);
+  // Fragment math (docs/dsl.md "Fragment math").
+  bool IsFragVal(const Val& v) const { return v.k == Val::K::kVar && TypeOf(v.var).is_frag(); }
+  absl::StatusOr<Val> FragEw(ir::FragEwOp op, const std::vector<Val>& args, Loc loc,
+                             const std::string& what);
+  absl::StatusOr<int> RowAcc(const Val& v, Loc loc, const std::string& what);
+  absl::StatusOr<Val> FragCall(const std::string& name, const std::vector<const Expr*>& a, Loc loc);
   absl::StatusOr<Val> FoldBinary(const std::string& op, const Val& a, const Val& b, Loc loc);
   absl::StatusOr<Val> Unary(const Expr& e);
   absl::StatusOr<Val> Compare(const Expr& e);
@@ -796,6 +808,16 @@ absl::StatusOr<Val> FnLowering::Binary(const std::string& op, const Val& a, cons
   if (a.k == Val::K::kTuple || b.k == Val::K::kTuple) {
     return Err(loc, absl::StrCat("operator '", op, "' on a tuple"), "operate on the elements");
   }
+  if (IsFragVal(a) || IsFragVal(b)) {
+    static const std::pair<const char*, ir::FragEwOp> kFragOps[] = {
+        {"+", ir::FragEwOp::kAdd}, {"-", ir::FragEwOp::kSub},   {"*", ir::FragEwOp::kMul},
+        {"/", ir::FragEwOp::kDiv}, {"max", ir::FragEwOp::kMax}, {"min", ir::FragEwOp::kMin}};
+    for (const auto& [n, code] : kFragOps) {
+      if (op == n) return FragEw(code, {a, b}, loc, absl::StrCat("'", op, "'"));
+    }
+    return Err(loc, absl::StrCat("operator '", op, "' on a fragment"),
+               "fragments take + - * / max min exp2 select and comparisons");
+  }
   ASSIGN_OR_RETURN(DType ta,
                    ScalarDType(a, a.loc, absl::StrCat("left operand of '", op, "'").c_str()));
   ASSIGN_OR_RETURN(DType tb,
@@ -842,8 +864,213 @@ absl::StatusOr<Val> FnLowering::Binary(const std::string& op, const Val& a, cons
   return Err(loc, absl::StrCat("unsupported operator '", op, "'"), "see docs/dsl.md");
 }
 
+// ---- fragment math -------------------------------------------------------------------------
+
+namespace {
+// The geometry of an accumulator (or row) fragment, without role and dtype.
+bool SameAccGeom(const ir::FragType& x, const ir::FragType& y) {
+  return x.mma == y.mma && x.bm == y.bm && x.bn == y.bn && x.wm == y.wm && x.wn == y.wn &&
+         x.first == y.first;
+}
+bool IsCmp(ir::FragEwOp op) { return op >= ir::FragEwOp::kLt && op <= ir::FragEwOp::kNe; }
+}  // namespace
+
+absl::StatusOr<Val> FnLowering::FragEw(ir::FragEwOp op, const std::vector<Val>& args, Loc loc,
+                                       const std::string& what) {
+  // The shape: the first accumulator operand, else the first row operand.
+  int shape = -1;
+  for (const Val& v : args) {
+    if (!IsFragVal(v)) continue;
+    FragRole r = TypeOf(v.var).frag.role;
+    if (r != FragRole::kAcc && r != FragRole::kRow) {
+      return Err(v.loc,
+                 absl::StrCat(what, " on an ", FragRoleName(r),
+                              " operand fragment; operand fragments are opaque"),
+                 "do the math on the accumulator, then to_operand(p, acc)");
+    }
+    if (TypeOf(v.var).frag.mma->wgmma) {
+      return Err(v.loc, absl::StrCat(what, " on a wgmma accumulator is not supported yet"),
+                 "use mma_sync_m16n8k16_* fragments for fragment math");
+    }
+    if (shape < 0 || (r == FragRole::kAcc && TypeOf(shape).frag.role == FragRole::kRow))
+      shape = v.var;
+  }
+  const ir::FragType sf = TypeOf(shape).frag;
+  bool any_float = false, any_int = false;
+  size_t first_value = op == ir::FragEwOp::kSelect ? 1 : 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Val& v = args[i];
+    DType t;
+    if (IsFragVal(v)) {
+      const ir::FragType& f = TypeOf(v.var).frag;
+      bool ok = f.role == FragRole::kAcc ? (sf.role == FragRole::kAcc ? SameAccGeom(f, sf) : false)
+                                         : (f.mma == sf.mma && f.bm == sf.bm && f.wm == sf.wm &&
+                                            f.first == sf.first && sf.wn == 1);
+      if (!ok) {
+        return Err(v.loc,
+                   absl::StrCat(what, " on fragments of different shapes: ",
+                                TypeOf(v.var).ToString(), " and ", TypeOf(shape).ToString()),
+                   "row vectors combine with accumulators of the same rows and warps (WN = 1)");
+      }
+      t = TypeOf(v.var).dtype;
+    } else {
+      ASSIGN_OR_RETURN(t, ScalarDType(v, v.loc, absl::StrCat(what, " operand").c_str()));
+      if (v.is_const() && v.weak) t = v.k == Val::K::kFloat ? DType::kF32 : DType::kI32;
+    }
+    if (i < first_value) {
+      if (t != DType::kBool)
+        return Err(v.loc, "select() condition must be bool", "compare the fragment, e.g. c > r");
+      continue;
+    }
+    if (t == DType::kBool) {
+      return Err(v.loc, absl::StrCat(what, " on a bool fragment value"),
+                 "bool fragments are select() conditions");
+    }
+    if (IsFloat(t)) {
+      if (t != DType::kF32 && IsFragVal(v))
+        return Err(v.loc, "fragment math is f32", "convert with to_operand() at the end");
+      any_float = true;
+    } else {
+      any_int = true;
+    }
+  }
+  (void)any_int;
+  DType vt = any_float ? DType::kF32 : DType::kI32;
+  if (op == ir::FragEwOp::kDiv && vt != DType::kF32)
+    return Err(loc, "'/' on integer fragments", "divide f32 fragments");
+  if (op == ir::FragEwOp::kExp2 && vt != DType::kF32)
+    return Err(loc, "exp2() of an integer fragment", "exp2 takes f32 fragments");
+  std::vector<int> ops;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Val& v = args[i];
+    if (IsFragVal(v)) {
+      ops.push_back(v.var);
+      continue;
+    }
+    ASSIGN_OR_RETURN(
+        int x, i < first_value ? Materialize(v, v.loc) : Coerce(v, vt, v.loc, "fragment operand"));
+    ops.push_back(x);
+  }
+  Type t = TypeOf(shape);
+  t.dtype = IsCmp(op) ? DType::kBool : vt;
+  int r = NewVar(t);
+  Emit(OpCode::kFragEw, loc, r, ops).sub = static_cast<uint8_t>(op);
+  return Val::Var(r, loc);
+}
+
+absl::StatusOr<int> FnLowering::RowAcc(const Val& v, Loc loc, const std::string& what) {
+  ASSIGN_OR_RETURN(int acc, FragVar(v, v.loc, what.c_str()));
+  const Type t = TypeOf(acc);
+  if (t.frag.role != FragRole::kAcc)
+    return Err(v.loc, absl::StrCat(what, " must be an accumulator, found ", t.ToString()),
+               "pass a fragment(...) accumulator or math on one");
+  if (t.frag.mma->wgmma)
+    return Err(v.loc, absl::StrCat(what, ": wgmma accumulators are not supported yet"),
+               "use mma_sync_m16n8k16_* fragments");
+  if (t.frag.wn != 1)
+    return Err(v.loc,
+               absl::StrCat(what, ": a row of this accumulator spans ", t.frag.wn,
+                            " warps (warps=(", t.frag.wm, ", ", t.frag.wn, "))"),
+               "row operations need warps=(WM, 1): each warp owns whole rows");
+  (void)loc;
+  return acc;
+}
+
+absl::StatusOr<Val> FnLowering::FragCall(const std::string& name, const std::vector<const Expr*>& a,
+                                         Loc loc) {
+  ASSIGN_OR_RETURN(Val x, Eval(*a[0]));
+  ASSIGN_OR_RETURN(int acc, RowAcc(x, loc, absl::StrCat(name, "() argument")));
+  Type at = TypeOf(acc);
+  auto row_type = [&](DType dt) {
+    Type t = at;
+    t.dtype = dt;
+    t.frag.role = FragRole::kRow;
+    t.frag.cols = 1;
+    t.frag.bn = 0;
+    return t;
+  };
+  if (name == "row_max" || name == "row_sum") {
+    if (at.dtype != DType::kF32)
+      return Err(x.loc, absl::StrCat(name, "() of a ", DTypeName(at.dtype), " fragment"),
+                 "reduce f32 accumulators");
+    int r = NewVar(row_type(DType::kF32));
+    Emit(OpCode::kFragRowReduce, loc, r, {acc}).sub =
+        static_cast<uint8_t>(name == "row_max" ? ir::ReduceKind::kMax : ir::ReduceKind::kSum);
+    return Val::Var(r, loc);
+  }
+  if (name == "row_index" || name == "col_index") {
+    Type t = at;
+    t.dtype = DType::kI32;
+    int r = NewVar(t);
+    Emit(OpCode::kFragCoord, loc, r, {acc}).ints = {name == "row_index" ? 0 : 1};
+    return Val::Var(r, loc);
+  }
+  ASSIGN_OR_RETURN(Val y, Eval(*a[1]));
+  if (name == "row_fill") {
+    ASSIGN_OR_RETURN(int v, Coerce(y, DType::kF32, y.loc, "row_fill value"));
+    int r = NewVar(row_type(DType::kF32));
+    Emit(OpCode::kFragRowFill, loc, r, {acc, v});
+    return Val::Var(r, loc);
+  }
+  // to_operand(p, o): p as the A operand of mma(o, p', b).
+  ASSIGN_OR_RETURN(int o, RowAcc(y, loc, "to_operand() target accumulator"));
+  const Type ot = TypeOf(o);
+  if (at.dtype != DType::kF32)
+    return Err(x.loc, "to_operand() converts an f32 accumulator", "pass the f32 probabilities");
+  if (at.frag.mma != ot.frag.mma || at.frag.bm != ot.frag.bm || at.frag.wm != ot.frag.wm ||
+      at.frag.first != ot.frag.first) {
+    return Err(loc,
+               absl::StrCat("to_operand(): ", at.ToString(), " and ", ot.ToString(),
+                            " differ in instruction, rows or warps"),
+               "both accumulators need the same mma=, BM and warps=(WM, 1)");
+  }
+  const MmaInfo* mi = at.frag.mma;
+  if (at.frag.bn % mi->k != 0)
+    return Err(
+        x.loc,
+        absl::StrCat("to_operand(): ", at.frag.bn, " columns is not a multiple of K=", mi->k),
+        "make the accumulator's BN a multiple of K");
+  Type t = ot;
+  t.dtype = mi->ab;
+  t.frag.role = FragRole::kA;
+  t.frag.rows = at.frag.bm;
+  t.frag.cols = at.frag.bn;
+  // Every A element must sit in the same lane as the accumulator element of
+  // the same coordinates (true for m16n8k16: two n8 tiles are one A tile).
+  FragGeom ga = t.frag.Geom(), gc = at.frag.Geom();
+  for (int w = 0; w < ga.wm * ga.wn; ++w) {
+    for (int l = 0; l < mi->warp_size; ++l) {
+      for (int e = 0; e < ga.PerLane(); ++e) {
+        int r0, c0;
+        ga.Coord(w, l, e, &r0, &c0);
+        bool found = false;
+        for (int q = 0; q < gc.PerLane() && !found; ++q) {
+          int r1, c1;
+          gc.Coord(w, l, q, &r1, &c1);
+          found = r1 == r0 && c1 == c0;
+        }
+        if (!found) {
+          return Err(loc,
+                     absl::StrCat("to_operand(): on ", mi->name,
+                                  " the accumulator layout is not the A operand layout"),
+                     "store the accumulator to shared memory and load_fragment it");
+        }
+      }
+    }
+  }
+  int r = NewVar(t);
+  Emit(OpCode::kToOperand, loc, r, {acc}).name = DTypeName(mi->ab);
+  return Val::Var(r, loc);
+}
+
 absl::StatusOr<Val> FnLowering::Unary(const Expr& e) {
   ASSIGN_OR_RETURN(Val a, Eval(*e.args[0]));
+  if (IsFragVal(a)) {
+    if (e.name == "+") return a;
+    if (e.name == "-")
+      return FragEw(ir::FragEwOp::kMul, {a, Val::Float(-1.0, e.loc)}, e.loc, "'-'");
+    return Err(e.loc, absl::StrCat("'", e.name, "' on a fragment"), "compare elementwise instead");
+  }
   ASSIGN_OR_RETURN(DType t,
                    ScalarDType(a, e.loc, absl::StrCat("operand of '", e.name, "'").c_str()));
   if (e.name == "not") {
@@ -890,6 +1117,14 @@ absl::StatusOr<Val> FnLowering::Unary(const Expr& e) {
 absl::StatusOr<Val> FnLowering::Compare(const Expr& e) {
   ASSIGN_OR_RETURN(Val a, Eval(*e.args[0]));
   ASSIGN_OR_RETURN(Val b, Eval(*e.args[1]));
+  if (IsFragVal(a) || IsFragVal(b)) {
+    static const std::pair<const char*, ir::FragEwOp> kFragCmp[] = {
+        {"<", ir::FragEwOp::kLt},  {"<=", ir::FragEwOp::kLe}, {">", ir::FragEwOp::kGt},
+        {">=", ir::FragEwOp::kGe}, {"==", ir::FragEwOp::kEq}, {"!=", ir::FragEwOp::kNe}};
+    for (const auto& [n, c] : kFragCmp) {
+      if (e.name == n) return FragEw(c, {a, b}, e.loc, absl::StrCat("'", e.name, "'"));
+    }
+  }
   ASSIGN_OR_RETURN(DType ta, ScalarDType(a, a.loc, "left operand of comparison"));
   ASSIGN_OR_RETURN(DType tb, ScalarDType(b, b.loc, "right operand of comparison"));
   static const std::pair<const char*, CmpOp> kOps[] = {{"<", CmpOp::kLt},  {"<=", CmpOp::kLe},
@@ -1508,6 +1743,12 @@ absl::StatusOr<Val> FnLowering::Builtin(const std::string& name, const Expr& e) 
   if (name == "abs" || name == "exp" || name == "exp2" || name == "log" || name == "sqrt" ||
       name == "rsqrt") {
     ASSIGN_OR_RETURN(Val x, one_scalar());
+    if (IsFragVal(x)) {
+      if (name != "exp2")
+        return Err(loc, absl::StrCat(name, "() of a fragment"),
+                   "fragments take exp2(); write exp(x) as exp2(x * 1.4426950408889634)");
+      return FragEw(ir::FragEwOp::kExp2, {x}, loc, "exp2()");
+    }
     ASSIGN_OR_RETURN(DType t, ScalarDType(x, x.loc, absl::StrCat(name, "() operand").c_str()));
     if (t == DType::kBool) return Err(loc, absl::StrCat(name, "() of a bool"), "convert first");
     ir::MathOp mop = name == "abs"    ? ir::MathOp::kAbs
@@ -1535,6 +1776,8 @@ absl::StatusOr<Val> FnLowering::Builtin(const std::string& name, const Expr& e) 
     ASSIGN_OR_RETURN(Val c, Eval(*a[0]));
     ASSIGN_OR_RETURN(Val x, Eval(*a[1]));
     ASSIGN_OR_RETURN(Val y, Eval(*a[2]));
+    if (IsFragVal(c) || IsFragVal(x) || IsFragVal(y))
+      return FragEw(ir::FragEwOp::kSelect, {c, x, y}, loc, "select()");
     ASSIGN_OR_RETURN(DType tc, ScalarDType(c, c.loc, "select condition"));
     if (tc != DType::kBool)
       return Err(c.loc, "select() condition must be bool", "compare explicitly");
@@ -1877,6 +2120,22 @@ absl::StatusOr<Val> FnLowering::Builtin(const std::string& name, const Expr& e) 
     int r = NewVar(t);
     Emit(OpCode::kFragment, loc, r).name = kind;
     return Val::Var(r, loc);
+  }
+  if (name == "row_max" || name == "row_sum" || name == "row_index" || name == "col_index" ||
+      name == "row_fill" || name == "to_operand") {
+    RETURN_IF_ERROR(RequireKernel(loc, absl::StrCat(name, "()")));
+    std::vector<const Expr*> fa;
+    if (name == "row_fill") {
+      ASSIGN_OR_RETURN(auto a, args_of({"acc", "value"}));
+      fa = {a[0], a[1]};
+    } else if (name == "to_operand") {
+      ASSIGN_OR_RETURN(auto a, args_of({"p", "acc"}));
+      fa = {a[0], a[1]};
+    } else {
+      ASSIGN_OR_RETURN(auto a, args_of({"acc"}));
+      fa = {a[0]};
+    }
+    return FragCall(name, fa, loc);
   }
   if (name == "load_fragment" || name == "ldmatrix") {
     RETURN_IF_ERROR(RequireKernel(loc, absl::StrCat(name, "()")));
@@ -3060,7 +3319,12 @@ absl::StatusOr<ir::Module> Check(std::shared_ptr<const SourceFile> src, const Mo
       return ErrorAt(*src, fd->loc, absl::StrCat("function '", fd->name, "' defined twice"),
                      "rename one of them");
     }
-    if (Builtins().count(fd->name) || DTypeFromName(fd->name)) {
+    // Kernels are never called, so they may keep the names the fragment math
+    // builtins took later (the KB's `row_sum` kernel predates row_sum()).
+    static const std::set<std::string> kKernelMayUse = {"row_max",   "row_sum",  "row_index",
+                                                        "col_index", "row_fill", "to_operand"};
+    bool kernel_ok = dn->name == "kernel" && kKernelMayUse.count(fd->name);
+    if ((Builtins().count(fd->name) && !kernel_ok) || DTypeFromName(fd->name)) {
       return ErrorAt(*src, fd->loc, absl::StrCat("'", fd->name, "' is a builtin name"),
                      "rename the function");
     }

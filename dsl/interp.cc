@@ -107,6 +107,11 @@ enum class I : uint8_t {
   kBlockReduce,
   kBarrier,
   kMma,  // synchronising
+  kFragEw,
+  kFragCoord,
+  kFragRowFill,
+  kToOperand,
+  kFragRowReduce,  // synchronising (warp)
   kNop,
   // Hopper.
   kMbarInit,  // block-synchronising
@@ -120,7 +125,9 @@ enum class I : uint8_t {
   kWgmmaWait,
 };
 
-bool IsWarpSync(I c) { return c == I::kShfl || c == I::kWarpReduce || c == I::kMma; }
+bool IsWarpSync(I c) {
+  return c == I::kShfl || c == I::kWarpReduce || c == I::kMma || c == I::kFragRowReduce;
+}
 bool IsBlockSync(I c) { return c == I::kBarrier || c == I::kBlockReduce || c == I::kMbarInit; }
 bool IsGroupSync(I c) { return c == I::kWgmma || c == I::kWgmmaCommit || c == I::kWgmmaWait; }
 
@@ -223,6 +230,9 @@ class Machine {
   absl::Status TmaLoad(Thread& t, const Insn& in);
   absl::Status CheckWgmmaView(const Thread& t, const ir::Op* op, const View& v, bool is_a) const;
   absl::Status CheckAccFree(const Thread& t, const ir::Op* op, int frag) const;
+  // Fragment math (thread-local ops and the warp's row reductions).
+  absl::Status FragLocal(Thread& t, const Insn& in);
+  absl::Status FragRowReduce(std::vector<Thread*>& lanes, const Insn& in);
   void MarkReads(const View& v, int delta);
   bool WaitPasses(const Thread& t) const;
   std::string DescribeWait(const Thread& t) const;
@@ -389,6 +399,21 @@ void Machine::CompileBlock(const ir::Block& b, int fn) {
         break;
       case OpCode::kMma:
         in.code = I::kMma;
+        break;
+      case OpCode::kFragEw:
+        in.code = I::kFragEw;
+        break;
+      case OpCode::kFragCoord:
+        in.code = I::kFragCoord;
+        break;
+      case OpCode::kFragRowFill:
+        in.code = I::kFragRowFill;
+        break;
+      case OpCode::kToOperand:
+        in.code = I::kToOperand;
+        break;
+      case OpCode::kFragRowReduce:
+        in.code = I::kFragRowReduce;
         break;
       case OpCode::kShfl:
         in.code = I::kShfl;
@@ -1072,6 +1097,14 @@ absl::Status Machine::RunThread(Thread& t) {
         }
         break;
       }
+      case I::kFragEw:
+      case I::kFragCoord:
+      case I::kFragRowFill:
+      case I::kToOperand: {
+        absl::Status st = FragLocal(t, in);
+        if (!st.ok()) return fail(st);
+        break;
+      }
       case I::kStoreFrag: {
         const ir::Op& op = *in.op;
         const View& v = t.views[view_slot_[op.operands[1]]];
@@ -1146,6 +1179,7 @@ absl::Status Machine::RunThread(Thread& t) {
       case I::kBlockReduce:
       case I::kBarrier:
       case I::kMma:
+      case I::kFragRowReduce:
         t.st = Thread::kSync;
         t.pc = pc;
         executed_ += steps;
@@ -1216,6 +1250,7 @@ absl::Status Machine::ExecWarp(std::vector<Thread*>& lanes, const Insn& in) {
     for (int l = 0; l < n; ++l) slot(l, in.dst) = v[l];
     return absl::OkStatus();
   }
+  if (in.code == I::kFragRowReduce) return FragRowReduce(lanes, in);
   // kMma: acc += a @ b for every instruction tile of this warp.
   const ir::Op& op = *in.op;
   if (n != k_.warp_size) return Err(*lanes[0], &op, "mma needs a full warp");
@@ -1272,6 +1307,153 @@ absl::Status Machine::ExecWarp(std::vector<Thread*>& lanes, const Insn& in) {
       }
     }
   }
+  return absl::OkStatus();
+}
+
+// ---- fragment math -------------------------------------------------------------------------
+
+absl::Status Machine::FragLocal(Thread& t, const Insn& in) {
+  const ir::Op& op = *in.op;
+  const Slot* s = t.slots.data() + t.base;
+  const ir::Type& rt = k_.vars[op.result].type;
+  FragGeom g = rt.frag.Geom();
+  int n = g.PerLane();
+  std::vector<float> out(n);
+  int unit = 0, lane = 0;
+  if (!g.Locate(t.tid, &unit, &lane)) n = 0;
+  switch (op.code) {
+    case OpCode::kFragEw: {
+      // Operand j's value at result element e.
+      struct Src {
+        const std::vector<float>* f = nullptr;
+        bool row_in_acc = false;
+        float k = 0;
+      };
+      std::vector<Src> src(op.operands.size());
+      for (size_t j = 0; j < op.operands.size(); ++j) {
+        int v = op.operands[j];
+        const ir::Type& vt = k_.vars[v].type;
+        if (vt.is_frag()) {
+          src[j].f = &t.frags[frag_slot_[v]];
+          src[j].row_in_acc = vt.frag.role == FragRole::kRow && rt.frag.role == FragRole::kAcc;
+        } else {
+          src[j].k = IsFloat(vt.dtype) ? static_cast<float>(s[v].f) : static_cast<float>(s[v].i);
+        }
+      }
+      auto at = [&](size_t j, int e) -> float {
+        if (!src[j].f) return src[j].k;
+        return (*src[j].f)[src[j].row_in_acc ? g.RowSlot(e) : e];
+      };
+      auto fop = static_cast<ir::FragEwOp>(op.sub);
+      for (int e = 0; e < n; ++e) {
+        float x = at(0, e), y = src.size() > 1 ? at(1, e) : 0.0f, r = 0;
+        switch (fop) {
+          case ir::FragEwOp::kAdd:
+            r = x + y;
+            break;
+          case ir::FragEwOp::kSub:
+            r = x - y;
+            break;
+          case ir::FragEwOp::kMul:
+            r = x * y;
+            break;
+          case ir::FragEwOp::kDiv:
+            r = x / y;
+            break;
+          case ir::FragEwOp::kMax:
+            r = std::fmax(x, y);
+            break;
+          case ir::FragEwOp::kMin:
+            r = std::fmin(x, y);
+            break;
+          case ir::FragEwOp::kExp2:
+            r = static_cast<float>(std::exp2(static_cast<double>(x)));
+            break;
+          case ir::FragEwOp::kLt:
+          case ir::FragEwOp::kLe:
+          case ir::FragEwOp::kGt:
+          case ir::FragEwOp::kGe:
+          case ir::FragEwOp::kEq:
+          case ir::FragEwOp::kNe: {
+            auto c =
+                static_cast<ir::CmpOp>(static_cast<int>(fop) - static_cast<int>(ir::FragEwOp::kLt));
+            r = ir::ApplyCmp(c, x, y) ? 1.0f : 0.0f;
+            break;
+          }
+          case ir::FragEwOp::kSelect:
+            r = x != 0.0f ? y : at(2, e);
+            break;
+        }
+        out[e] = r;
+      }
+      break;
+    }
+    case OpCode::kFragCoord:
+      for (int e = 0; e < n; ++e) {
+        int r, c;
+        g.Coord(unit, lane, e, &r, &c);
+        out[e] = static_cast<float>(op.ints[0] == 0 ? r : c);
+      }
+      break;
+    case OpCode::kFragRowFill:
+      for (int e = 0; e < n; ++e) out[e] = static_cast<float>(s[op.operands[1]].f);
+      break;
+    case OpCode::kToOperand: {
+      FragGeom gc = k_.vars[op.operands[0]].type.frag.Geom();
+      const std::vector<float>& acc = t.frags[frag_slot_[op.operands[0]]];
+      for (int e = 0; e < n; ++e) {
+        int r0, c0, q = 0;
+        g.Coord(unit, lane, e, &r0, &c0);
+        for (; q < gc.PerLane(); ++q) {
+          int r1, c1;
+          gc.Coord(unit, lane, q, &r1, &c1);
+          if (r1 == r0 && c1 == c0) break;
+        }
+        if (q == gc.PerLane()) return Err(t, &op, "to_operand: element not held by this lane");
+        out[e] = static_cast<float>(Round(rt.dtype, acc[q]));
+      }
+      break;
+    }
+    default:
+      return Err(t, &op, "not a fragment math op");
+  }
+  t.frags[frag_slot_[op.result]] = std::move(out);
+  return absl::OkStatus();
+}
+
+// row_max / row_sum: in each lane, its elements of a row combined in element
+// order; then x = x op shfl_xor(x, b) for each column lane bit b, ascending
+// (docs/dsl.md) -- the order codegen emits, so the f32 sums agree bit for bit.
+absl::Status Machine::FragRowReduce(std::vector<Thread*>& lanes, const Insn& in) {
+  const ir::Op& op = *in.op;
+  int n = static_cast<int>(lanes.size());
+  if (n != k_.warp_size) return Err(*lanes[0], &op, "row reductions need a full warp");
+  FragGeom g = k_.vars[op.operands[0]].type.frag.Geom();
+  FragGeom gr = k_.vars[op.result].type.frag.Geom();
+  bool is_max = op.sub == static_cast<uint8_t>(ir::ReduceKind::kMax);
+  auto comb = [&](float a, float b) { return is_max ? std::fmax(a, b) : a + b; };
+  int ic = frag_slot_[op.operands[0]], ir_ = frag_slot_[op.result];
+  int R = gr.PerLane();
+  std::vector<std::vector<float>> p(n, std::vector<float>(R, 0.0f));
+  for (int l = 0; l < n; ++l) {
+    const std::vector<float>& acc = lanes[l]->frags[ic];
+    std::vector<bool> seen(R, false);
+    for (int e = 0; e < g.PerLane(); ++e) {
+      int slot = g.RowSlot(e);
+      p[l][slot] = seen[slot] ? comb(p[l][slot], acc[e]) : acc[e];
+      seen[slot] = true;
+    }
+  }
+  int bits = AccColumnLaneBits(*g.mma);
+  for (int b = 1; b < n; b <<= 1) {
+    if (!(bits & b)) continue;
+    std::vector<std::vector<float>> q = p;
+    for (int l = 0; l < n; ++l) {
+      for (int j = 0; j < R; ++j) q[l][j] = comb(p[l][j], p[l ^ b][j]);
+    }
+    p.swap(q);
+  }
+  for (int l = 0; l < n; ++l) lanes[l]->frags[ir_] = p[l];
   return absl::OkStatus();
 }
 

@@ -371,34 +371,57 @@ TEST_CASE("rmsnorm") {
   CHECK(Worst(r->t[2].data, ref, 1e-6, std::ldexp(1.0, -7)) <= 1);
 }
 
+// Attention in double from the (already rounded) inputs, layout [BH, S, D].
+std::vector<double> AttentionRef(const HostTensor& Q, const HostTensor& K, const HostTensor& V,
+                                 bool causal) {
+  int BH = static_cast<int>(Q.shape[0]), S = static_cast<int>(Q.shape[1]),
+      D = static_cast<int>(Q.shape[2]);
+  std::vector<double> ref(static_cast<size_t>(BH) * S * D);
+  for (int h = 0; h < BH; ++h)
+    for (int i = 0; i < S; ++i) {
+      std::vector<double> s(S);
+      double m = -1e300, l = 0;
+      int n = causal ? i + 1 : S;
+      for (int j = 0; j < n; ++j) {
+        double d = 0;
+        for (int x = 0; x < D; ++x) d += Q.At({h, i, x}) * K.At({h, j, x});
+        s[j] = d / std::sqrt(double(D));
+        m = std::max(m, s[j]);
+      }
+      for (int j = 0; j < n; ++j) l += std::exp(s[j] - m);
+      for (int x = 0; x < D; ++x) {
+        double o = 0;
+        for (int j = 0; j < n; ++j) o += std::exp(s[j] - m) / l * V.At({h, j, x});
+        ref[(static_cast<size_t>(h) * S + i) * D + x] = o;
+      }
+    }
+  return ref;
+}
+
 TEST_CASE("flash attention forward") {
   for (const char* causal : {"False", "True"}) {
     auto r = RunExample("flash_attention.py", "", {{"BH", 2}, {"S", 96}},
                         {{"CAUSAL", causal}, {"BQ", "32"}, {"HD", "32"}});
     INFO(r.status().message());
     REQUIRE(r.ok());
-    const HostTensor &Q = r->t[0], &K = r->t[1], &V = r->t[2];
-    int S = 96, D = 32;
-    std::vector<double> ref(2 * S * D);
-    for (int h = 0; h < 2; ++h)
-      for (int i = 0; i < S; ++i) {
-        std::vector<double> s(S);
-        double m = -1e300, l = 0;
-        int n = std::string(causal) == "True" ? i + 1 : S;
-        for (int j = 0; j < n; ++j) {
-          double d = 0;
-          for (int x = 0; x < D; ++x) d += Q.At({h, i, x}) * K.At({h, j, x});
-          s[j] = d / std::sqrt(double(D));
-          m = std::max(m, s[j]);
-        }
-        for (int j = 0; j < n; ++j) l += std::exp(s[j] - m);
-        for (int x = 0; x < D; ++x) {
-          double o = 0;
-          for (int j = 0; j < n; ++j) o += std::exp(s[j] - m) / l * V.At({h, j, x});
-          ref[(h * S + i) * D + x] = o;
-        }
-      }
+    auto ref = AttentionRef(r->t[0], r->t[1], r->t[2], std::string(causal) == "True");
     CHECK(Worst(r->t[3].data, ref, 1e-3, 1e-3) <= 1);
+  }
+}
+
+// Tensor-core flash attention: P is rounded to bf16 before P V (as on the
+// hardware), so the tolerance is that of one bf16 rounding of the weights.
+TEST_CASE("flash attention forward on mma.sync fragments") {
+  for (const char* causal : {"False", "True"}) {
+    for (const char* hd : {"64", "128"}) {
+      INFO(causal << " HD=" << hd);
+      auto r = RunExample("flash_attention_mma.py", "", {{"BH", 2}, {"S", 128}},
+                          {{"CAUSAL", causal}, {"BQ", "32"}, {"BKV", "32"}, {"HD", hd}});
+      INFO(r.status().message());
+      REQUIRE(r.ok());
+      auto ref = AttentionRef(r->t[0], r->t[1], r->t[2], std::string(causal) == "True");
+      CHECK(Worst(r->t[3].data, ref, 2e-3, 4e-3) <= 1);
+    }
   }
 }
 

@@ -29,9 +29,10 @@ bool Type::operator==(const Type& o) const {
     case TypeKind::kView:
       return dtype == o.dtype && space == o.space && shape == o.shape;
     case TypeKind::kFragment:
-      return frag.mma == o.frag.mma && frag.role == o.frag.role && frag.rows == o.frag.rows &&
-             frag.cols == o.frag.cols && frag.bm == o.frag.bm && frag.bn == o.frag.bn &&
-             frag.wm == o.frag.wm && frag.wn == o.frag.wn && frag.first == o.frag.first;
+      return dtype == o.dtype && frag.mma == o.frag.mma && frag.role == o.frag.role &&
+             frag.rows == o.frag.rows && frag.cols == o.frag.cols && frag.bm == o.frag.bm &&
+             frag.bn == o.frag.bn && frag.wm == o.frag.wm && frag.wn == o.frag.wn &&
+             frag.first == o.frag.first;
     case TypeKind::kBarrier:
       return shape == o.shape;
   }
@@ -140,6 +141,16 @@ const char* OpCodeName(OpCode c) {
       return "mma";
     case OpCode::kStoreFragment:
       return "store_fragment";
+    case OpCode::kFragEw:
+      return "frag_elementwise";
+    case OpCode::kFragRowReduce:
+      return "frag_row_reduce";
+    case OpCode::kFragCoord:
+      return "frag_coord";
+    case OpCode::kFragRowFill:
+      return "row_fill";
+    case OpCode::kToOperand:
+      return "to_operand";
     case OpCode::kShfl:
       return "shfl";
     case OpCode::kWarpReduce:

@@ -136,6 +136,15 @@ enum class OpCode : uint8_t {
                    // "load_fragment"|"ldmatrix"
   kMma,            // operands [acc, a, b]; acc += a @ b; name: op spelling
   kStoreFragment,  // operands [acc, dst]
+  // Elementwise fragment math (docs/dsl.md "Fragment math"). Fragment values
+  // of any dtype are held as f32 per element (i32 index fragments are exact
+  // below 2^24, bool fragments are 0/1).
+  kFragEw,         // sub: FragEwOp; operands: 1..3 fragments or scalars (scalars
+                   // broadcast); result: fragment of the operands' geometry
+  kFragRowReduce,  // sub: ReduceKind; operands [acc]; result row fragment; warp-collective
+  kFragCoord,      // ints[0]: 0 = row_index, 1 = col_index; operands [acc]; result i32
+  kFragRowFill,    // operands [acc, value]; result row fragment holding value
+  kToOperand,      // operands [acc]; result A operand fragment (its dtype: the type)
   // Hopper (sm_90a). A barrier operand pair is [barrier array var, index var].
   kMbarrier,         // result: barrier array (kBarrier); ints [count, arrivals]; implies
                      // a block barrier after initialization
@@ -188,6 +197,23 @@ enum class BinOp : uint8_t {
   kXor,
   kMin,
   kMax
+};
+// kFragEw functions. Binary ones take [a, b]; kExp2 [a]; kSelect [cond, a, b].
+enum class FragEwOp : uint8_t {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMax,
+  kMin,
+  kExp2,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kEq,
+  kNe,
+  kSelect
 };
 enum class UnaryOp : uint8_t { kNeg, kNot, kBitNot };
 enum class CmpOp : uint8_t { kLt, kLe, kGt, kGe, kEq, kNe };

@@ -1,5 +1,6 @@
 #include "dsl/mma.h"
 
+#include <algorithm>
 #include <deque>
 #include <string>
 #include <vector>
@@ -119,6 +120,42 @@ const MmaInfo* AllMmas(int* count) {
   return Table().data();
 }
 
+int AccRowsPerTile(const MmaInfo& m) {
+  int n = 0;
+  for (int r = 0; r < m.regs_c; ++r) n = std::max(n, AccRowSlot(m, r) + 1);
+  return n;
+}
+
+int AccRowSlot(const MmaInfo& m, int r) {
+  // Distinct rows of lane 0 in register order.
+  std::vector<int> rows;
+  for (int q = 0; q <= r; ++q) {
+    int row, col;
+    m.c_coord(0, q, &row, &col);
+    auto it = std::find(rows.begin(), rows.end(), row);
+    if (it == rows.end()) rows.push_back(row);
+    if (q == r) return static_cast<int>(std::find(rows.begin(), rows.end(), row) - rows.begin());
+  }
+  return 0;
+}
+
+int AccColumnLaneBits(const MmaInfo& m) {
+  int bits = 0;
+  for (int b = 1; b < m.warp_size && b < 32; b <<= 1) {
+    bool col_only = true;
+    for (int l = 0; l < m.warp_size && col_only; ++l) {
+      for (int r = 0; r < m.regs_c && col_only; ++r) {
+        int r0, c0, r1, c1;
+        m.c_coord(l, r, &r0, &c0);
+        m.c_coord(l ^ b, r, &r1, &c1);
+        col_only = r0 == r1;
+      }
+    }
+    if (col_only) bits |= b;
+  }
+  return bits;
+}
+
 const char* FragRoleName(FragRole r) {
   switch (r) {
     case FragRole::kAcc:
@@ -127,6 +164,8 @@ const char* FragRoleName(FragRole r) {
       return "A";
     case FragRole::kB:
       return "B";
+    case FragRole::kRow:
+      return "row";
   }
   return "?";
 }
@@ -139,6 +178,8 @@ int FragGeom::PerLane() const {
       return TilesM() * TilesK() * mma->regs_a;
     case FragRole::kB:
       return TilesK() * TilesN() * mma->regs_b;
+    case FragRole::kRow:
+      return TilesM() * AccRowsPerTile(*mma);
   }
   return 0;
 }
@@ -154,7 +195,7 @@ bool FragGeom::Locate(int tid, int* warp, int* lane) const {
 // Element order within a lane: tile-major ((t_outer * T_inner + t_inner) * regs + r).
 void FragGeom::Coord(int warp, int lane, int e, int* row, int* col) const {
   int wrow = (warp / wn) * (bm / wm), wcol = (warp % wn) * (bn / wn);
-  int r, t, rr, cc;
+  int r, t, rr = 0, cc = 0;
   switch (role) {
     case FragRole::kAcc: {
       r = e % mma->regs_c;
@@ -178,6 +219,18 @@ void FragGeom::Coord(int warp, int lane, int e, int* row, int* col) const {
       mma->b_coord(lane, r, &rr, &cc);
       *row = (t / TilesN()) * mma->k + rr;
       *col = wcol + (t % TilesN()) * mma->n + cc;
+      return;
+    }
+    case FragRole::kRow: {
+      int R = AccRowsPerTile(*mma);
+      int slot = e % R;
+      for (int q = 0; q < mma->regs_c; ++q) {
+        if (AccRowSlot(*mma, q) != slot) continue;
+        mma->c_coord(lane, q, &rr, &cc);
+        break;
+      }
+      *row = wrow + (e / R) * mma->m + rr;
+      *col = 0;
       return;
     }
   }

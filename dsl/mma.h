@@ -38,12 +38,24 @@ struct MmaInfo {
   bool wgmma = false;  // operands A/B are shared-memory descriptors (a_coord/b_coord null)
 };
 
+// Distinct accumulator rows one lane holds in an instruction tile, and the
+// row slot (0..AccRowsPerTile-1) of its accumulator register `r`. The pattern
+// is the same for every lane of the supported instructions.
+int AccRowsPerTile(const MmaInfo& m);
+int AccRowSlot(const MmaInfo& m, int r);
+// Bit mask of the lane bits that select only columns of the accumulator (the
+// lanes sharing a row differ in exactly these bits): 0b11 on m16n8 layouts.
+int AccColumnLaneBits(const MmaInfo& m);
+
 // nullptr if `name` is not an instruction.
 const MmaInfo* FindMma(std::string_view name);
 // All instructions, for listing in diagnostics.
 const MmaInfo* AllMmas(int* count);
 
-enum class FragRole : uint8_t { kAcc, kA, kB };
+// kRow: a per-row vector of an accumulator (row_max/row_sum results), held
+// where the accumulator's rows live: each lane keeps one value per distinct
+// accumulator row it holds (RowsPerTile() per instruction tile).
+enum class FragRole : uint8_t { kAcc, kA, kB, kRow };
 const char* FragRoleName(FragRole r);
 
 // A block-level fragment: logical tile rows x cols of `role`, for accumulator
@@ -66,6 +78,11 @@ struct FragGeom {
   // Logical (row, col) within the block tile of lane-element `e` held by the
   // lane `lane` of warp `warp`.
   void Coord(int warp, int lane, int e, int* row, int* col) const;
+  // Accumulators: the element of the row vector (role kRow, same rows) that
+  // holds the row of lane-element `e` (lane-independent).
+  int RowSlot(int e) const {
+    return (e / mma->regs_c / TilesN()) * AccRowsPerTile(*mma) + AccRowSlot(*mma, e % mma->regs_c);
+  }
   // The (unit, lane) of block thread `tid` in this fragment; false when the
   // thread holds no part of it (outside the fragment's units).
   bool Locate(int tid, int* warp, int* lane) const;

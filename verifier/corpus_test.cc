@@ -103,10 +103,12 @@ TEST_CASE("every example verifies clean (no false alarms)") {
     auto r = VerifySource(entry.path().filename().string(), text, {}, opt);
     REQUIRE(r.ok());
     INFO(ToText(*r));
-    if (entry.path().filename() == "gemm_wgmma_pingpong.py") {
+    if (entry.path().filename() == "gemm_wgmma_pingpong.py" ||
+        absl::StrContains(text, "to_operand(")) {
       // Ping-pong consumers wait on every other tile's phases (ordered by the
-      // `turn` barriers): the verifier's phase model does not cover waits that
-      // skip phases, so it must say so (unknown), never refute or pass it.
+      // `turn` barriers), which the phase model does not cover; fragment math
+      // (flash attention) is not modelled yet. The verifier must say so
+      // (unknown), never refute or pass them.
       bool unsupported = false;
       for (const Finding& f : r->findings) {
         CHECK(f.severity != Severity::kViolation);

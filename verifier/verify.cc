@@ -527,6 +527,9 @@ void Engine::CheckMmaK(const Op& op) {
     for (auto it = cands.rbegin(); it != cands.rend(); ++it) {
       if (!it->window || !it->qf || it->tag.kind != 1) continue;
       const auto& t = it->tag.c;
+      // The K coordinate is A's column / B's row of a 2-D tensor; rank-3 tensors
+      // (attention's [BH, S, D]) place it elsewhere: no claim about them.
+      if (t.size() != 2) continue;
       expr kcoord = &rd == &ra ? t[1] : t[0];
       val = z3::ite(it->body, kcoord, val);
       known = known || it->body;
@@ -1356,6 +1359,15 @@ absl::Status Engine::Step(const Op& op) {
       }
       return absl::OkStatus();
     }
+    case OpCode::kFragEw:
+    case OpCode::kFragRowReduce:
+    case OpCode::kFragCoord:
+    case OpCode::kFragRowFill:
+    case OpCode::kToOperand:
+      // Fragment math (flash attention): not modelled yet.
+      if (op.result >= 0) Havoc(op.result);
+      Unsupported(op, absl::StrCat(dsl::ir::OpCodeName(op.code), " (fragment math)"));
+      return absl::OkStatus();
     case OpCode::kWhile: {
       std::set<int> as;
       for (const Block& r : op.regions) Assigned(r, &as);

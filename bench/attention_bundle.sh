@@ -1,0 +1,56 @@
+#!/bin/bash
+# Builds the flash-attention bundle for the H200: the static argus-runner and its SDPA helper,
+# plus, for every case of bench/attention_payloads.py, the cubin + spec.json made by the
+# worker's PrepareGpuRun (argus-candidate --prepare), and run.sh, which runs them all, writes
+# $OUT/results.jsonl and prints a table (ours, PyTorch SDPA in the same run, TFLOP/s) last.
+# usage: bench/attention_bundle.sh BUILD_DIR OUT_DIR [CASE,CASE...]
+set -euo pipefail
+build=$1
+out=$2
+only=${3:-}
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$out" && mkdir -p "$out"
+cp "$build/bin/argus-runner" "$build/bin/argus-sdpa-baseline.py" "$out/"
+strip "$out/argus-runner" || true
+python3 "$here/attention_payloads.py" "$out/payloads" $only
+for p in "$out/payloads"/*.json; do
+  k=$(basename "$p" .json)
+  "$build/bin/argus-candidate" --payload "$p" --backend gpu --prepare "$out/$k" >/dev/null
+done
+rm -rf "$out/payloads"
+cat > "$out/run.sh" <<'SH'
+#!/bin/bash
+cd "$(dirname "$0")"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
+for d in */; do
+  d=${d%/}
+  [ -f "$d/spec.json" ] || continue
+  timeout 120 ./argus-runner --spec "$d/spec.json" --out "$d/result.json" > "$d/stdout.txt" 2>&1
+  rc=$?
+  python3 -c "import json,sys; r=json.load(open('$d/result.json')); r['case']='$d'; r['rc']=$rc; print(json.dumps(r))" >> "$OUT/results.jsonl" 2>/dev/null \
+    || echo "{\"case\": \"$d\", \"rc\": $rc, \"outcome\": \"no result\"}" >> "$OUT/results.jsonl"
+done
+python3 - "$OUT/results.jsonl" <<'PY'
+import json, sys
+print(f"{'case':16} {'outcome':8} {'ours ms':>9} {'SDPA ms':>9} {'ours TF':>8} {'SDPA TF':>8} {'ratio':>6} {'regs':>5}  check / SDPA backend / message")
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    try:
+        c = json.load(open(r["case"] + "/spec.json"))["check"]
+        fl = 4.0 * c["m"] * c["n"] * c["n"] * c["k"] * (0.5 if c.get("causal") else 1.0)
+    except Exception:
+        fl = 0
+    t = (r.get("timing") or {}).get("median_ms") or 0
+    b = r.get("baseline") or {}
+    bt = (b.get("timing") or {}).get("median_ms") or 0
+    tf = fl / (t * 1e-3) / 1e12 if t else 0
+    btf = fl / (bt * 1e-3) / 1e12 if bt else 0
+    ck = r.get("check") or {}
+    print(f"{r['case']:16} {r.get('outcome','?'):8} {t:9.4f} {bt:9.4f} {tf:8.1f} {btf:8.1f} "
+          f"{(bt / t if t and bt else 0):6.3f} {(r.get('function') or {}).get('registers', -1):5}  "
+          f"{json.dumps({k: v for k, v in ck.items() if k in ('mode', 'mismatches', 'max_abs_err', 'rel_l2_err')})} "
+          f"{b.get('backend', '')} {r.get('message', '')[:80]} {b.get('message', '')[:80]}")
+PY
+SH
+chmod +x "$out/run.sh"
+du -sh "$out"
