@@ -102,7 +102,10 @@ worker::CandidatePayload MakePayload(const Instance& candidate, const Instance& 
   }
   w.flops = Flops(p);
   w.bytes = Bytes(p);
-  if (target != "interp") w.timing = {{"warmup", 10}, {"reps", 50}, {"flush_l2", true}};
+  // budget_ms: a slow early candidate of a big problem (a naive MoE or
+  // attention takes ~1 s a launch) is timed with fewer reps, not for minutes.
+  if (target != "interp")
+    w.timing = {{"warmup", 10}, {"reps", 50}, {"flush_l2", true}, {"budget_ms", 1500}};
   w.verification = verification;
   return w;
 }
