@@ -11,9 +11,9 @@
 # A local dry run without a GPU (tiny shapes, the interpreter):
 #   ARGUS_TUNE_LOCAL=1 OUT=/tmp/tune-out ARGUS_HOME=build \
 #     ARGUS_KB_DIR=kb PATH=build/bin:$PATH bash bench/device_tune.sh
-# Writes to $OUT: <job>.result.json (argus result --json), <job>.tune.log
+# Writes to $OUT/tune.tgz: <job>.result.json (argus result --json), <job>.tune.log
 # (argus tune's progress), <job>.trajectory.json (every step from the store),
-# server.log, worker-{1,2}.log, and prints a table last.
+# argus.db, server.log, worker-{1,2}.log; $OUT/table.txt, printed last.
 set -uo pipefail
 : "${OUT:?}" "${ARGUS_HOME:?}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -108,7 +108,7 @@ done
 cleanup
 trap - EXIT
 
-python3 - "$db" "$OUT" "${jobs[@]}" <<'PY'
+python3 - "$db" "$OUT" "${jobs[@]}" > "$work/table.txt" <<'PY'
 import json, os, sqlite3, sys
 db, out, jobs = sys.argv[1], sys.argv[2], sys.argv[3:]
 con = sqlite3.connect(db)
@@ -161,3 +161,9 @@ print("{:12} {:>5} {:>8} {:>8} {:>20} {:>20} {:>10} {:>12}  {}".format(*hdr))
 for r in rows:
     print("{:12} {:>5} {:>8} {:>8} {:>20} {:>20} {:>10} {:>12}  {}".format(*r))
 PY
+# The device tool brings back only a few files: everything goes into one
+# archive (results, trajectories, logs, the store), the table beside it.
+cp "$db" "$OUT/argus.db" 2>/dev/null
+tar -C "$OUT" -czf "$work/tune.tgz" . && find "$OUT" -mindepth 1 -delete
+mv "$work/tune.tgz" "$work/table.txt" "$OUT/"
+cat "$OUT/table.txt"
