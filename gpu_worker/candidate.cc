@@ -101,6 +101,28 @@ absl::StatusOr<std::vector<runner::TensorSpec>> Tensors(const dsl::ir::Function&
   return ts;
 }
 
+// The inputs a check op needs beyond uniform [-1, 1] values: moe's routed
+// expert ids (distinct, in [0, E): runner init "topk") and non-negative
+// routing weights summing to at most 1.
+void AdaptInputs(const json& check, std::vector<runner::TensorSpec>* ts) {
+  if (check.value("op", "none") != "moe") return;
+  runner::TensorSpec *ids = nullptr, *wt = nullptr, *w1 = nullptr;
+  for (runner::TensorSpec& t : *ts) {
+    if (t.name == check.value("ids", "")) ids = &t;
+    if (t.name == check.value("weights", "")) wt = &t;
+    if (t.name == check.value("b", "")) w1 = &t;
+  }
+  if (ids && w1 && !w1->shape.empty() && !ids->shape.empty()) {
+    ids->init = "topk";
+    ids->low = 0;
+    ids->high = static_cast<double>(w1->shape[0]);
+  }
+  if (wt && ids && !ids->shape.empty()) {
+    wt->low = 0;
+    wt->high = 1.0 / static_cast<double>(ids->shape.back());
+  }
+}
+
 // The check spec with m/n/k filled from the output's shape where absent.
 json FullCheck(const CandidatePayload& r, const std::vector<runner::TensorSpec>& ts) {
   json c = r.check;
@@ -119,6 +141,11 @@ json FullCheck(const CandidatePayload& r, const std::vector<runner::TensorSpec>&
   } else if ((op == "softmax" || op == "rmsnorm") && cs.size() == 2) {
     if (!c.contains("m")) c["m"] = cs[0];
     if (!c.contains("n")) c["n"] = cs[1];
+  } else if (op == "moe" && cs.size() == 2) {
+    std::vector<int64_t> w1 = shape(c.value("b", ""));
+    if (!c.contains("m")) c["m"] = cs[0];
+    if (!c.contains("n")) c["n"] = cs[1];
+    if (!c.contains("k") && w1.size() == 3) c["k"] = w1[2];
   } else if (op == "attention" && cs.size() == 3) {
     if (!c.contains("m")) c["m"] = cs[0];
     if (!c.contains("n")) c["n"] = cs[1];
@@ -135,7 +162,9 @@ json SpecJson(const CandidatePayload& p, const KernelSpec& r, const dsl::ir::Fun
     tensors.push_back({{"name", t.name},
                        {"dtype", runner::DTypeName(t.dtype)},
                        {"shape", t.shape},
-                       {"init", t.init}});
+                       {"init", t.init},
+                       {"low", t.low},
+                       {"high", t.high}});
     args.push_back({{"tensor", t.name}});
   }
   for (const std::string& d : k.dims) args.push_back({{"i32", r.dims.at(d)}});
@@ -289,6 +318,7 @@ absl::StatusOr<std::vector<dsl::HostTensor>> InterpInputs(const CandidatePayload
   }
   std::string out = r.check.value("c", "");
   ASSIGN_OR_RETURN(std::vector<runner::TensorSpec> ts, Tensors(*k, r.candidate, out));
+  AdaptInputs(r.check, &ts);
   dsl::LaunchArgs la;
   la.dims = r.candidate.dims;
   ASSIGN_OR_RETURN(dts, dsl::MakeTensors(*k, la));
@@ -551,6 +581,7 @@ absl::StatusOr<json> PrepareGpuRun(const CandidateRequest& r, const std::string&
   RETURN_IF_ERROR(codegen::WriteArtifacts(a, dir));
   ASSIGN_OR_RETURN(std::vector<runner::TensorSpec> ts,
                    Tensors(*k, r.candidate, r.check.value("c", "")));
+  AdaptInputs(r.check, &ts);
   json spec = SpecJson(r, r.candidate, *k, ts, FreshSeed(r.seed));
   for (const codegen::KernelParam& p : a.metadata.params) {  // after tensors, dims, scalars
     if (p.kind == "tensormap")

@@ -53,7 +53,7 @@ bool IsVendorBaseline(const std::string& name) {
 
 bool IsRunnerCheckOp(const std::string& op) {
   return op == "gemm" || op == "add" || op == "softmax" || op == "rmsnorm" || op == "attention" ||
-         op == "none";
+         op == "moe" || op == "none";
 }
 
 bool CandidatePayload::VerificationPassed() const {
@@ -130,7 +130,7 @@ absl::StatusOr<CandidatePayload> ParseCandidatePayload(const std::string& payloa
   if (!IsRunnerCheckOp(op) && op != "problem")
     return absl::InvalidArgumentError(
         absl::StrCat("candidate payload: unknown check op '", op,
-                     "' (gemm, add, softmax, rmsnorm, attention, none, problem)"));
+                     "' (gemm, add, softmax, rmsnorm, attention, moe, none, problem)"));
   if (op == "problem" && !p.problem.is_object())
     return absl::InvalidArgumentError("candidate payload: check op 'problem' needs a problem");
   return p;

@@ -102,7 +102,14 @@ worker::CandidatePayload MakePayload(const Instance& candidate, const Instance& 
   }
   w.flops = Flops(p);
   w.bytes = Bytes(p);
-  if (target != "interp") w.timing = {{"warmup", 10}, {"reps", 50}, {"flush_l2", true}};
+  // budget_ms: a slow early candidate of a big problem (a naive MoE or
+  // attention takes ~1 s a launch) is timed with fewer reps, not for minutes.
+  if (target != "interp")
+    w.timing = {{"warmup", 10}, {"reps", 50}, {"flush_l2", true}, {"budget_ms", 1500}};
+  // A naive first candidate of a full-size problem (>= 1e11 FLOPs, e.g. the
+  // issue's MoE or attention) may take seconds a launch, and the worker's
+  // watchdog covers input fill, check and timing together.
+  if (target != "interp" && w.flops >= 1e11) w.timeout_s = 60;
   w.verification = verification;
   return w;
 }

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "gpu_worker/runner/runner_core.h"
 #include "kb/kb.h"
 #include "nlohmann/json.hpp"
 #include "planner/candidate.h"
@@ -129,9 +130,42 @@ TEST_CASE("an sm_90a GEMM payload is one the GPU worker accepts", "[planner]") {
   CHECK((*spec)["check"]["m"] == 256);
   CHECK((*spec)["flops"].get<double>() == Approx(2.0 * 256 * 256 * 256));
   // Problems the runner has no reference for say so instead of passing.
-  auto moe = MakeProblem("moe", FindFamily("moe")->interp_shape, "f32", {});
+  auto gqa_f32 =
+      MakeProblem("attention", {{"B", 1}, {"H", 4}, {"HKV", 2}, {"S", 64}, {"D", 64}}, "f32", {});
+  REQUIRE(gqa_f32.ok());
+  CHECK(RunnerCheck(*gqa_f32)["op"] == "problem");
+  // MoE has the runner's reference: a GPU spec routes distinct experts
+  // ("topk" ids below E) with non-negative weights and checks op moe.
+  auto moe =
+      MakeProblem("moe", {{"T", 64}, {"D", 64}, {"F", 128}, {"E", 8}, {"TOPK", 2}}, "bf16", {});
   REQUIRE(moe.ok());
-  CHECK(RunnerCheck(*moe)["op"] == "problem");
+  CHECK(RunnerCheck(*moe)["op"] == "moe");
+  const kb::Template* mt = TheKb().FindTemplate("moe_mlp");
+  REQUIRE(mt);
+  auto mi = Instantiate(*mt, DefaultConfig(*mt), *moe);
+  REQUIRE(mi.ok());
+  auto mp = worker::ParseCandidatePayload(Payload(*mi, *mi, *moe, "sm_90a").dump());
+  REQUIRE(mp.ok());
+  CHECK(mp->baseline.name == "kernel");
+  CHECK(mp->timing["budget_ms"].get<double>() > 0);
+  auto ms = worker::PrepareGpuRun(*mp, std::string(ARGUS_BINARY_DIR) + "/planner-sm90a-moe");
+  INFO(ms.status().ToString());
+  REQUIRE(ms.ok());
+  CHECK((*ms)["check"]["op"] == "moe");
+  CHECK((*ms)["check"]["k"] == 128);
+  for (const auto& t : (*ms)["tensors"]) {
+    if (t["name"] == "Ids") {
+      CHECK(t["init"] == "topk");
+      CHECK(t["high"].get<double>() == 8);
+    }
+    if (t["name"] == "Wt") CHECK(t["low"].get<double>() == 0);
+  }
+  runner::RunSpec rs;
+  std::string rerr;
+  CHECK(runner::ParseRunSpec(*ms, &rs, &rerr));
+  INFO(rerr);
+  CHECK(rs.check.experts == 8);
+  CHECK(rs.check.topk == 2);
   // Attention on sm_90a is timed against PyTorch SDPA (the runner's helper);
   // GQA has no runner check, so its baseline stays the KB template.
   auto att = MakeProblem("attention", {{"B", 1}, {"H", 4}, {"S", 64}, {"D", 64}}, "bf16", {});

@@ -215,6 +215,14 @@ absl::Status Planner::RunJob(const std::string& job_id) {
   if (templates.empty()) {
     return fail(absl::StrCat("no KB template fits ", Describe(p), " on ", target));
   }
+  // On a GPU the family's baseline templates (the naive ones) are tried last:
+  // at a full shape they cost the most device time and teach the least, and
+  // the first template tried — the job's starting point — should be the
+  // simplest real one (e.g. mma.sync before wgmma).
+  if (target != "interp") {
+    std::stable_partition(templates.begin(), templates.end(),
+                          [](const kb::Template* t) { return !t->baseline; });
+  }
   if (!base_tmpl) return fail("the KB has no baseline template for " + p.family);
   auto baseline = Instantiate(*base_tmpl, DefaultConfig(*base_tmpl), p);
   if (!baseline.ok()) return fail(absl::StrCat("baseline: ", baseline.status().message()));

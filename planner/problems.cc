@@ -490,6 +490,9 @@ nlohmann::json RunnerCheck(const Problem& p) {
       return {{"op", "rmsnorm"}, {"a", "X"}, {"b", "W"}, {"c", "Y"}, {"eps", 1e-6}};
     if (f == "elementwise" && opt("op") == "add")
       return {{"op", "add"}, {"a", "X"}, {"b", "Y"}, {"c", "Z"}};
+    if (f == "moe")
+      return {{"op", "moe"}, {"a", "X"},     {"b", "W1"},      {"d", "W2"},
+              {"c", "Y"},    {"ids", "Ids"}, {"weights", "Wt"}};
     if (f == "attention" && p.shape.at("HKV") == p.shape.at("H"))
       return {{"op", "attention"}, {"a", "Q"}, {"b", "K"},
               {"d", "V"},          {"c", "O"}, {"causal", opt("causal") == "1"}};

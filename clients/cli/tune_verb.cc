@@ -1,9 +1,11 @@
 // `argus tune PROBLEM --shape ... --dtype ... --target ...`: the main job.
 //
 // Without --server it starts the embedded default for tuning: an in-process
-// argus-server (with its planner) and a local worker whose "candidate"
-// handler runs the reference interpreter; such runs are labelled interp and
-// use a small shape. With --server it submits the job and watches it. Either
+// argus-server (with its planner) and a local worker. When the local
+// inventory (argus-runner --inventory) finds a GPU of the target's arch, the
+// worker runs candidates on it (backend gpu, the full shape); otherwise its
+// "candidate" handler runs the reference interpreter, and such runs are
+// labelled interp and use a small shape. With --server it submits the job and watches it. Either
 // way it streams the planner's progress and ends with the best kernel's
 // source, its invariants, the artifact path and the measured speed-up
 // (baseline time / ours).
@@ -22,6 +24,7 @@
 #include "clients/cli/exit_codes.h"
 #include "clients/cli/progress.h"
 #include "gpu_worker/daemon.h"
+#include "gpu_worker/host_inventory.h"
 #include "nlohmann/json.hpp"
 #include "planner/interp_backend.h"
 #include "planner/problems.h"
@@ -34,7 +37,21 @@ namespace {
 
 using nlohmann::json;
 
-// An in-process server and an interpreter worker for tune jobs.
+// The arch of the first local GPU that can run `target` (auto: any we
+// generate code for), or "" when there is none.
+std::string LocalGpuArch(const std::string& target) {
+  if (target == "interp") return "";
+  v1::Inventory inv = worker::CollectInventory({});
+  for (const v1::Device& d : inv.devices()) {
+    if (d.backend() == "interp") continue;
+    const std::string& arch = d.arch();
+    if (target == "auto" ? (arch == "sm_90a" || arch == "gfx942") : arch == target) return arch;
+  }
+  return "";
+}
+
+// An in-process server and a worker (on the local GPU, or the interpreter)
+// for tune jobs.
 class TuneEmbedded {
  public:
   ~TuneEmbedded() {
@@ -42,7 +59,7 @@ class TuneEmbedded {
     if (thread_.joinable()) thread_.join();
     if (server_) server_->Shutdown();
   }
-  absl::StatusOr<std::string> Start(const std::string& db) {
+  absl::StatusOr<std::string> Start(const std::string& db, bool gpu) {
     server::ServerOptions o;
     o.db_path = db;
     o.heartbeat_ms = 500;
@@ -53,8 +70,14 @@ class TuneEmbedded {
     worker::DaemonOptions w;
     w.server = *address;
     w.lease_wait_ms = 200;
+    // A GPU worker keeps the daemon's own candidate handler (backend gpu, the
+    // runner beside this binary), given the catalog's references as well.
+    if (gpu) {
+      w.candidate = planner::InterpCandidateOptions();
+      w.candidate.default_backend = "gpu";
+    }
     worker_ = std::make_unique<worker::WorkerDaemon>(w);
-    worker_->Handle("candidate", planner::InterpCandidateHandler());
+    if (!gpu) worker_->Handle("candidate", planner::InterpCandidateHandler());
     thread_ = std::thread([this] {
       if (auto st = worker_->Run(); !st.ok()) spdlog::error("embedded worker: {}", st.ToString());
     });
@@ -163,13 +186,15 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
 
   std::string address = ResolveServerAddress(server_flag);
   std::unique_ptr<TuneEmbedded> embedded;
-  if (address.empty()) {
-    // The embedded worker runs candidates on the interpreter: label it so and
-    // keep the shape small.
+  std::string gpu_arch;
+  if (address.empty()) gpu_arch = LocalGpuArch(target);
+  if (address.empty() && gpu_arch.empty()) {
+    // No GPU here: the embedded worker runs candidates on the interpreter;
+    // label it so and keep the shape small.
     if (target != "auto" && target != "interp") {
-      std::cerr
-          << "argus tune: --target " << target
-          << " needs a GPU worker: pass --server (the embedded default runs the interpreter)\n";
+      std::cerr << "argus tune: --target " << target
+                << " needs a GPU of that arch: none was found here (argus-worker --inventory "
+                   "shows what was probed); pass --server, or --target interp\n";
       return kExitUsage;
     }
     target = "interp";
@@ -184,16 +209,21 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
       }
       problem = small;
     }
+  }
+  if (address.empty()) {
+    if (!gpu_arch.empty()) target = gpu_arch;
     if (db.empty()) {
       auto dir = EmbeddedStateDir();
       if (!dir.ok()) return TuneFail(verb, dir.status());
       db = *dir + "/argus.db";
     }
     embedded = std::make_unique<TuneEmbedded>();
-    auto a = embedded->Start(db);
+    auto a = embedded->Start(db, !gpu_arch.empty());
     if (!a.ok()) return TuneFail(verb, a.status());
     address = *a;
-    std::cout << "embedded server " << address << " with an interpreter worker (target interp)\n";
+    std::cout << "embedded server " << address << " with "
+              << (gpu_arch.empty() ? "an interpreter worker" : "a GPU worker") << " (target "
+              << target << ")\n";
   }
   v1::JobSpec spec;
   spec.set_kind(v1::JOB_KIND_TUNE);

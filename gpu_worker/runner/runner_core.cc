@@ -144,8 +144,13 @@ bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
       ts.init = t.value("init", "random");
       ts.low = t.value("low", -1.0);
       ts.high = t.value("high", 1.0);
-      if (ts.init != "random" && ts.init != "poison" && ts.init != "zero") {
-        *error = "tensor " + ts.name + ": init must be random, poison or zero";
+      if (ts.init != "random" && ts.init != "poison" && ts.init != "zero" && ts.init != "topk") {
+        *error = "tensor " + ts.name + ": init must be random, poison, zero or topk";
+        return false;
+      }
+      if (ts.init == "topk" && (ts.dtype != DType::kI32 || ts.shape.empty() ||
+                                ts.high < static_cast<double>(ts.shape.back()))) {
+        *error = "tensor " + ts.name + ": init topk needs i32 and high >= the last dim";
         return false;
       }
       if (ts.elements() <= 0) {
@@ -202,6 +207,8 @@ bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
       cs.b = c.value("b", "");
       cs.c = c.value("c", "");
       cs.d = c.value("d", "");
+      cs.ids = c.value("ids", "");
+      cs.weights = c.value("weights", "");
       cs.eps = c.value("eps", cs.eps);
       cs.causal = c.value("causal", false);
       cs.m = c.value("m", int64_t{0});
@@ -213,18 +220,20 @@ bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
       cs.rtol = c.value("rtol", -1.0);
       cs.atol = c.value("atol", -1.0);
       if (cs.op != "gemm" && cs.op != "add" && cs.op != "none" && cs.op != "softmax" &&
-          cs.op != "rmsnorm" && cs.op != "attention") {
-        *error = "check.op must be gemm, add, softmax, rmsnorm, attention or none";
+          cs.op != "rmsnorm" && cs.op != "attention" && cs.op != "moe") {
+        *error = "check.op must be gemm, add, softmax, rmsnorm, attention, moe or none";
         return false;
       }
-      for (const std::string* name : {&cs.a, &cs.b, &cs.c, &cs.d}) {
+      for (const std::string* name : {&cs.a, &cs.b, &cs.c, &cs.d, &cs.ids, &cs.weights}) {
         if (!name->empty() && s->Find(*name) == nullptr) {
           *error = "check names unknown tensor " + *name;
           return false;
         }
       }
-      if (cs.op != "none" && (cs.a.empty() || (cs.b.empty() && cs.op != "softmax") ||
-                              cs.c.empty() || (cs.d.empty() && cs.op == "attention"))) {
+      if (cs.op != "none" &&
+          (cs.a.empty() || (cs.b.empty() && cs.op != "softmax") || cs.c.empty() ||
+           (cs.d.empty() && (cs.op == "attention" || cs.op == "moe")) ||
+           ((cs.ids.empty() || cs.weights.empty()) && cs.op == "moe"))) {
         *error = "check." + cs.op + " needs a, b and c";
         return false;
       }
@@ -235,6 +244,22 @@ bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
         if (ta->elements() != cs.m * cs.k || tb->elements() != cs.k * cs.n ||
             tc->elements() != cs.m * cs.n) {
           *error = "check.gemm: tensor sizes do not match m, n, k";
+          return false;
+        }
+      }
+      if (cs.op == "moe") {
+        const TensorSpec* ids = s->Find(cs.ids);
+        const int64_t T = cs.m, D = cs.n, F = cs.k;
+        cs.topk = ids->shape.empty() ? 0 : ids->shape.back();
+        cs.experts = D * F > 0 ? s->Find(cs.b)->elements() / (D * F) : 0;
+        if (T <= 0 || D <= 0 || F <= 0 || cs.topk <= 0 || cs.experts <= 0 ||
+            ids->dtype != DType::kI32 || ids->elements() != T * cs.topk ||
+            s->Find(cs.weights)->elements() != T * cs.topk || s->Find(cs.a)->elements() != T * D ||
+            s->Find(cs.c)->elements() != T * D || s->Find(cs.b)->elements() != cs.experts * D * F ||
+            s->Find(cs.d)->elements() != cs.experts * F * D) {
+          *error =
+              "check.moe: tensor sizes do not match m (tokens), n (hidden), k (ffn): want X "
+              "[m,n], i32 ids and weights [m,topk], W1 [E,n,k], W2 [E,k,n], Y [m,n]";
           return false;
         }
       }
@@ -252,6 +277,7 @@ bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
       s->warmup = j["timing"].value("warmup", s->warmup);
       s->reps = j["timing"].value("reps", s->reps);
       s->flush_l2 = j["timing"].value("flush_l2", s->flush_l2);
+      s->budget_ms = j["timing"].value("budget_ms", s->budget_ms);
     }
     s->seed = j.value("seed", uint64_t{1});
     s->timeout_s = j.value("timeout_s", 20.0);
@@ -319,6 +345,22 @@ HostTensor MakeHostTensor(const TensorSpec& spec, uint64_t seed, int index) {
     return t;
   }
   SplitMix64 rng{seed * 0x100000001b3ull + static_cast<uint64_t>(index) * 0x9e3779b97f4a7c15ull};
+  if (spec.init == "topk") {
+    // Each row: the first `width` of a seeded partial Fisher-Yates shuffle of
+    // [0, high): distinct ids, as a router's top-k picks are.
+    const int64_t width = spec.shape.back(), range = static_cast<int64_t>(spec.high);
+    std::vector<int32_t> pool(static_cast<size_t>(range));
+    for (int64_t r = 0; r < n / width; ++r) {
+      for (int64_t e = 0; e < range; ++e) pool[e] = static_cast<int32_t>(e);
+      for (int64_t j = 0; j < width; ++j) {
+        const int64_t pick =
+            j + static_cast<int64_t>(rng.Next() % static_cast<uint64_t>(range - j));
+        std::swap(pool[j], pool[pick]);
+        std::memcpy(&t.data[(r * width + j) * 4], &pool[j], 4);
+      }
+    }
+    return t;
+  }
   const double lo = spec.low, span = spec.high - spec.low;
   for (int64_t i = 0; i < n; ++i) {
     const float v = static_cast<float>(lo + span * rng.Uniform());
@@ -404,8 +446,9 @@ const HostTensor* FindTensor(const std::vector<HostTensor>& ts, const std::strin
 void DefaultTolerance(const std::string& op, DType out, double* rtol, double* atol) {
   switch (out) {
     case DType::kF32:
-      *rtol = op == "gemm" ? 2e-4 : op == "add" || op == "none" ? 1e-6 : 1e-4;
-      *atol = op == "gemm" ? 1e-5 : op == "add" || op == "none" ? 0 : 1e-6;
+      // moe: two f32-accumulated products in a row, like gemm's.
+      *rtol = op == "gemm" || op == "moe" ? 2e-4 : op == "add" || op == "none" ? 1e-6 : 1e-4;
+      *atol = op == "gemm" || op == "moe" ? 1e-5 : op == "add" || op == "none" ? 0 : 1e-6;
       break;
     case DType::kBF16:
       *rtol = 1e-2;
@@ -512,6 +555,58 @@ CheckResult CheckOutput(const CheckSpec& check, const std::vector<HostTensor>& t
       }
     }
   }
+  if (check.op == "moe") {
+    const HostTensor* x = FindTensor(tensors, check.a);
+    const HostTensor* w1 = FindTensor(tensors, check.b);
+    const HostTensor* w2 = FindTensor(tensors, check.d);
+    const HostTensor* ids = FindTensor(tensors, check.ids);
+    const HostTensor* wt = FindTensor(tensors, check.weights);
+    const int64_t T = check.m, D = check.n, F = check.k, E = check.experts, K = check.topk;
+    // One token's output row in f64; an expert id out of range is the input's
+    // fault, reported rather than read out of bounds.
+    auto token = [&](int64_t t) {
+      std::vector<double> y(static_cast<size_t>(D), 0.0), absy(static_cast<size_t>(D), 0.0),
+          h(static_cast<size_t>(F));
+      for (int64_t j = 0; j < K; ++j) {
+        const int64_t e = static_cast<int64_t>(ids->At(t * K + j));
+        if (e < 0 || e >= E) {
+          r.message = "expert id " + std::to_string(e) + " of token " + std::to_string(t) +
+                      " is outside [0, " + std::to_string(E) + ")";
+          ++r.mismatches;
+          return;
+        }
+        const double w = wt->At(t * K + j);
+        std::fill(h.begin(), h.end(), 0.0);
+        for (int64_t d = 0; d < D; ++d) {
+          const double xv = x->At(t * D + d);
+          const int64_t row = (e * D + d) * F;
+          for (int64_t f = 0; f < F; ++f) h[f] += xv * w1->At(row + f);
+        }
+        for (int64_t f = 0; f < F; ++f) {
+          const double hv = std::max(h[f], 0.0);
+          if (hv == 0) continue;
+          const int64_t row = (e * F + f) * D;
+          for (int64_t d = 0; d < D; ++d) {
+            const double p = w * hv * w2->At(row + d);
+            y[d] += p;
+            absy[d] += std::fabs(p);
+          }
+        }
+      }
+      for (int64_t d = 0; d < D; ++d) compare(t * D + d, y[d], absy[d]);
+    };
+    if (T * K * D * F * 2 <= check.full_max_macs) {
+      r.mode = "full";
+      for (int64_t t = 0; t < T; ++t) token(t);
+    } else {
+      r.mode = "sampled";
+      token(0);
+      token(T - 1);
+      SplitMix64 rng{seed ^ 0x40e0ull};
+      for (int64_t done = 0; done < check.samples; done += D)
+        token(static_cast<int64_t>(rng.Next() % static_cast<uint64_t>(T)));
+    }
+  }
   if (check.op == "softmax" || check.op == "rmsnorm" || check.op == "attention") {
     const HostTensor* a = FindTensor(tensors, check.a);
     const HostTensor* b = check.b.empty() ? nullptr : FindTensor(tensors, check.b);
@@ -579,7 +674,7 @@ CheckResult CheckOutput(const CheckSpec& check, const std::vector<HostTensor>& t
   r.passed = r.nan_count == 0 && r.mismatches == 0;
   if (r.nan_count > 0) {
     r.message = std::to_string(r.nan_count) + " output elements are NaN (unwritten or invalid)";
-  } else if (r.mismatches > 0) {
+  } else if (r.mismatches > 0 && r.message.empty()) {
     r.message = std::to_string(r.mismatches) + " of " + std::to_string(r.checked) +
                 " checked elements are outside the tolerance";
   }
@@ -615,6 +710,19 @@ TimingStats ComputeStats(std::vector<double> ms) {
   for (double v : ms) var += (v - s.mean_ms) * (v - s.mean_ms);
   s.stdev_ms = std::sqrt(var / static_cast<double>(ms.size()));
   return s;
+}
+
+}  // namespace argus::runner
+
+namespace argus::runner {
+
+void FitTiming(double estimate_ms, double budget_ms, int* warmup, int* reps) {
+  if (budget_ms <= 0 || estimate_ms <= 0) return;
+  const int fit = static_cast<int>(budget_ms / estimate_ms);
+  if (*warmup + *reps <= fit) return;
+  // Keep about one warm-up per five reps, as the defaults do.
+  *warmup = std::max(1, std::min(*warmup, fit / 6));
+  *reps = std::max(3, std::min(*reps, fit - *warmup));
 }
 
 }  // namespace argus::runner

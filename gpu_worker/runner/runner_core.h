@@ -11,7 +11,9 @@
 //               "symbol": "gemm_bf16_tn", "grid": [x,y,z], "block": [x,y,z],
 //               "shared_bytes": 0},
 //    "tensors": [{"name": "A", "dtype": "bf16|f16|f32|i32", "shape": [M, K],
-//                 "init": "random|poison|zero", "low": -1, "high": 1}, ...],
+//                 "init": "random|poison|zero|topk", "low": -1, "high": 1}, ...],
+//   ("topk", i32 only: each row of the last dim holds distinct ids drawn from
+//    [0, high), e.g. a MoE's routed experts)
 //    "args": [{"tensor": "A"}, {"i32": 4096}, {"i64": 1}, {"f32": 1.0},
 //             {"tensormap": {"tensor": "A", "box": [128, 64], "swizzle": "128B"}}, ...],
 //    "check": {"op": "gemm", "a": "A", "b": "B", "c": "C", "m": M, "n": N, "k": K,
@@ -21,13 +23,21 @@
 //           | {"op": "softmax", "a": "X", "c": "Y", "m": rows, "n": cols}
 //           | {"op": "rmsnorm", "a": "X", "b": "W", "c": "Y", "m": rows, "n": cols, "eps": 1e-6}
 //           | {"op": "attention", "a": "Q", "b": "K", "d": "V", "c": "O", "m": batch*heads,
-//              "n": seq, "k": head_dim, "causal": false},
+//              "n": seq, "k": head_dim, "causal": false}
+//           | {"op": "moe", "a": "X", "b": "W1", "d": "W2", "c": "Y", "ids": "Ids",
+//              "weights": "Wt", "m": tokens, "n": hidden, "k": ffn}
+//              (Y[t] = sum_j Wt[t,j] relu(X[t] W1[Ids[t,j]]) W2[Ids[t,j]]; experts and
+//               top-k from the shapes of W1 [E,n,k] and Ids [m,topk]),
 //   (row problems check every row when m*n*k <= full_max_macs, else `samples`
-//    elements' worth of random rows plus the first and last, each in f64)
+//    elements' worth of random rows plus the first and last, each in f64; moe
+//    rows are tokens, whose work is 2*topk*n*k)
 //    "baseline": "cublas" | "torch_sdpa" (attention: PyTorch SDPA through
 //                the argus-sdpa-baseline.py helper, its fastest correct backend)
 //                | "none",
-//    "timing": {"warmup": 10, "reps": 50, "flush_l2": true},
+//    "timing": {"warmup": 10, "reps": 50, "flush_l2": true, "budget_ms": 0},
+//   (budget_ms > 0: a first launch estimates the kernel's time and warm-up and
+//    reps shrink, to at least 1 and 3, so that timing takes about budget_ms —
+//    a slow first candidate of a big problem must not cost minutes)
 //    "seed": 1, "timeout_s": 20, "flops": 0, "bytes": 0}
 // Outputs ("init": "poison") are filled with NaN before every launch.
 //
@@ -57,7 +67,7 @@ struct TensorSpec {
   std::string name;
   DType dtype = DType::kF32;
   std::vector<int64_t> shape;
-  std::string init = "random";  // random | poison | zero
+  std::string init = "random";  // random | poison | zero | topk
   double low = -1.0, high = 1.0;
   int64_t elements() const;
   int64_t bytes() const { return elements() * DTypeSize(dtype); }
@@ -75,8 +85,10 @@ struct ArgSpec {
 };
 
 struct CheckSpec {
-  std::string op = "none";  // gemm | add | softmax | rmsnorm | attention | none
+  std::string op = "none";  // gemm | add | softmax | rmsnorm | attention | moe | none
   std::string a, b, c, d;
+  std::string ids, weights;       // moe: routed expert ids [m, topk] (i32), their weights
+  int64_t experts = 0, topk = 0;  // moe: from the shapes of b and ids
   int64_t m = 0, n = 0, k = 0;
   std::string b_layout = "nk";  // B stored [N, K] ("nk") or [K, N] ("kn")
   int64_t full_max_macs = int64_t{1} << 27;
@@ -95,6 +107,7 @@ struct RunSpec {
   CheckSpec check;
   std::string baseline = "none";
   int warmup = 10, reps = 50;
+  double budget_ms = 0;  // > 0: shrink warmup/reps to fit (see "timing" above)
   bool flush_l2 = true;
   uint64_t seed = 1;
   double timeout_s = 20;
@@ -140,6 +153,10 @@ struct TimingStats {
   nlohmann::json ToJson() const;
 };
 TimingStats ComputeStats(std::vector<double> ms);
+
+// Warm-up and reps for a kernel whose one launch took `estimate_ms`, within
+// `budget_ms` (<= 0: the spec's own); at least 1 warm-up and 3 reps.
+void FitTiming(double estimate_ms, double budget_ms, int* warmup, int* reps);
 
 }  // namespace argus::runner
 

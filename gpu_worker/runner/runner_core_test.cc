@@ -134,6 +134,127 @@ TEST_CASE("Bad specs are refused with a message", "[runner]") {
   CHECK(err.find("box") != std::string::npos);
 }
 
+json MoeSpec(int64_t T, int64_t D, int64_t F, int64_t E, int64_t K) {
+  return {{"kernel", {{"artifact", "moe.cubin"}, {"symbol", "moe"}}},
+          {"tensors",
+           {{{"name", "X"}, {"dtype", "bf16"}, {"shape", {T, D}}},
+            {{"name", "Ids"}, {"dtype", "i32"}, {"shape", {T, K}}, {"init", "topk"}, {"high", E}},
+            {{"name", "Wt"}, {"dtype", "f32"}, {"shape", {T, K}}, {"low", 0}, {"high", 0.5}},
+            {{"name", "W1"}, {"dtype", "bf16"}, {"shape", {E, D, F}}},
+            {{"name", "W2"}, {"dtype", "bf16"}, {"shape", {E, F, D}}},
+            {{"name", "Y"}, {"dtype", "f32"}, {"shape", {T, D}}, {"init", "poison"}}}},
+          {"args", json::array()},
+          {"check",
+           {{"op", "moe"},
+            {"a", "X"},
+            {"b", "W1"},
+            {"d", "W2"},
+            {"c", "Y"},
+            {"ids", "Ids"},
+            {"weights", "Wt"},
+            {"m", T},
+            {"n", D},
+            {"k", F}}}};
+}
+
+// A plain f32 MoE, written independently of the check's loop order.
+HostTensor HostMoe(const RunSpec& s, const std::vector<HostTensor>& t) {
+  const int64_t T = s.check.m, D = s.check.n, F = s.check.k, K = s.check.topk;
+  HostTensor y = t[5];
+  for (int64_t tok = 0; tok < T; ++tok) {
+    for (int64_t d = 0; d < D; ++d) {
+      double acc = 0;
+      for (int64_t j = 0; j < K; ++j) {
+        int64_t e = static_cast<int64_t>(t[1].At(tok * K + j));
+        for (int64_t f = 0; f < F; ++f) {
+          double h = 0;
+          for (int64_t dd = 0; dd < D; ++dd)
+            h += t[0].At(tok * D + dd) * t[3].At((e * D + dd) * F + f);
+          acc += t[2].At(tok * K + j) * std::max(h, 0.0) * t[4].At((e * F + f) * D + d);
+        }
+      }
+      float v = static_cast<float>(acc);
+      std::memcpy(&y.data[(tok * D + d) * 4], &v, 4);
+    }
+  }
+  return y;
+}
+
+TEST_CASE("MoE check: routed ids are distinct experts; right, wrong and sampled", "[runner]") {
+  RunSpec s;
+  std::string err;
+  REQUIRE(ParseRunSpec(MoeSpec(6, 16, 24, 5, 3), &s, &err));
+  CHECK(s.check.experts == 5);
+  CHECK(s.check.topk == 3);
+  std::vector<HostTensor> t;
+  for (int i = 0; i < 6; ++i) t.push_back(MakeHostTensor(s.tensors[i], s.seed, i));
+  for (int64_t tok = 0; tok < 6; ++tok) {
+    std::vector<int> seen(5, 0);
+    for (int64_t j = 0; j < 3; ++j) {
+      double e = t[1].At(tok * 3 + j);
+      REQUIRE(e >= 0);
+      REQUIRE(e < 5);
+      CHECK(++seen[static_cast<int>(e)] == 1);  // distinct within a token
+      CHECK(t[2].At(tok * 3 + j) >= 0);         // routing weights are non-negative
+    }
+  }
+  HostTensor y = HostMoe(s, t);
+  CheckResult ok = CheckOutput(s.check, t, y, s.seed);
+  CHECK(ok.passed);
+  CHECK(ok.mode == "full");
+  CHECK(ok.checked == 6 * 16);
+
+  // A kernel that used the wrong expert for one token's second pick.
+  std::vector<HostTensor> swapped = t;
+  int32_t other = (static_cast<int32_t>(t[1].At(4 * 3 + 1)) + 1) % 5;
+  std::memcpy(&swapped[1].data[(4 * 3 + 1) * 4], &other, 4);
+  HostTensor wrong_expert = HostMoe(s, swapped);
+  CheckResult w = CheckOutput(s.check, t, wrong_expert, s.seed);
+  CHECK_FALSE(w.passed);
+  CHECK(w.first_bad_index / 16 == 4);
+
+  // Ids out of range in the inputs: reported, never read out of bounds.
+  std::vector<HostTensor> bad_ids = t;
+  int32_t big = 99;
+  std::memcpy(&bad_ids[1].data[0], &big, 4);
+  CheckResult oob = CheckOutput(s.check, bad_ids, y, s.seed);
+  CHECK_FALSE(oob.passed);
+  CHECK(oob.message.find("expert id 99") != std::string::npos);
+
+  s.check.full_max_macs = 1;  // sampled: first, last and samples/n random tokens
+  s.check.samples = 32;
+  CheckResult sampled = CheckOutput(s.check, t, y, s.seed);
+  CHECK(sampled.passed);
+  CHECK(sampled.mode == "sampled");
+  CHECK(sampled.checked == 4 * 16);
+
+  json bad = MoeSpec(6, 16, 24, 5, 3);
+  bad["tensors"][4]["shape"] = {5, 24, 8};  // W2 not [E, k, n]
+  RunSpec s2;
+  CHECK_FALSE(ParseRunSpec(bad, &s2, &err));
+  CHECK(err.find("check.moe") != std::string::npos);
+  json few = MoeSpec(6, 16, 24, 2, 3);  // top-3 of 2 experts
+  CHECK_FALSE(ParseRunSpec(few, &s2, &err));
+  CHECK(err.find("topk") != std::string::npos);
+}
+
+TEST_CASE("A timing budget shrinks warm-up and reps for slow kernels only", "[runner]") {
+  int warmup = 10, reps = 50;
+  FitTiming(0.5, 1500, &warmup, &reps);  // 60 launches fit: unchanged
+  CHECK(warmup == 10);
+  CHECK(reps == 50);
+  FitTiming(100, 1500, &warmup, &reps);  // 15 launches fit
+  CHECK(warmup == 2);
+  CHECK(reps == 13);
+  warmup = 10, reps = 50;
+  FitTiming(2000, 1500, &warmup, &reps);  // not even one: the floor
+  CHECK(warmup == 1);
+  CHECK(reps == 3);
+  warmup = 10, reps = 50;
+  FitTiming(100, 0, &warmup, &reps);  // no budget
+  CHECK(reps == 50);
+}
+
 TEST_CASE("Timing statistics", "[runner]") {
   TimingStats t = ComputeStats({5, 1, 3, 2, 4});
   CHECK(t.median_ms == 3);

@@ -245,14 +245,29 @@ struct Runner {
 
   template <typename LaunchFn>
   TimingStats Time(LaunchFn launch, uint64_t flush_ptr, size_t flush_bytes) {
-    for (int i = 0; i < spec.warmup; ++i) launch();
+    int warmup = spec.warmup, reps = spec.reps;
+    if (spec.budget_ms > 0) {
+      // One timed launch (the first warm-up) sizes the rest to the budget.
+      void *e0 = nullptr, *e1 = nullptr;
+      if (GpuStatus s = gpu->EventCreate(&e0); !s.ok()) Fail(s);
+      if (GpuStatus s = gpu->EventCreate(&e1); !s.ok()) Fail(s);
+      gpu->EventRecord(e0);
+      launch();
+      gpu->EventRecord(e1);
+      SyncOrDie("warm-up");
+      float est = 0;
+      if (GpuStatus s = gpu->EventElapsedMs(e0, e1, &est); !s.ok()) Fail(s);
+      FitTiming(est, spec.budget_ms, &warmup, &reps);
+      --warmup;
+    }
+    for (int i = 0; i < warmup; ++i) launch();
     SyncOrDie("warm-up");
-    std::vector<void*> start(spec.reps), stop(spec.reps);
-    for (int i = 0; i < spec.reps; ++i) {
+    std::vector<void*> start(reps), stop(reps);
+    for (int i = 0; i < reps; ++i) {
       if (GpuStatus s = gpu->EventCreate(&start[i]); !s.ok()) Fail(s);
       if (GpuStatus s = gpu->EventCreate(&stop[i]); !s.ok()) Fail(s);
     }
-    for (int i = 0; i < spec.reps; ++i) {
+    for (int i = 0; i < reps; ++i) {
       if (flush_ptr != 0) {
         if (GpuStatus s = gpu->FillAsync(flush_ptr, flush_bytes, static_cast<uint8_t>(i));
             !s.ok()) {
@@ -265,7 +280,7 @@ struct Runner {
     }
     SyncOrDie("timed repetitions");
     std::vector<double> ms;
-    for (int i = 0; i < spec.reps; ++i) {
+    for (int i = 0; i < reps; ++i) {
       float t = 0;
       if (GpuStatus s = gpu->EventElapsedMs(start[i], stop[i], &t); !s.ok()) Fail(s);
       ms.push_back(t);

@@ -13,7 +13,9 @@ def moe_mlp(X: Tensor[${dtype}, "T", "D"], Ids: Tensor[i32, "T", "TOPK"],
     for j in range(thread_id(), D, NT):
         Y[t, j] = 0.0
     for k in range(TOPK):
-        e = Ids[t, k]
+        # The router's ids are in [0, E); the clamp makes that provable (the
+        # verifier cannot see the values), at two instructions a pick.
+        e = min(max(Ids[t, k], 0), E - 1)
         w = Wt[t, k]
         for f0 in range(0, F, FT):
             barrier()
