@@ -32,6 +32,13 @@ CASES = {
     "gemm_wgmma_persistent": ("gemm_wgmma_persistent.py", "sm_90a", GEMM,
                               {"M": 256, "N": 512, "K": 384}, {"M": 4096, "N": 4096, "K": 4096},
                               "cublas"),
+    "gemm_wgmma": ("gemm_wgmma.py", "sm_90a", GEMM, {"M": 256, "N": 512, "K": 384},
+                   {"M": 4096, "N": 4096, "K": 4096}, "cublas"),
+    "flash_attention_mma": ("flash_attention_mma.py", "sm_90a",
+                            {"op": "attention", "a": "Q", "b": "K", "d": "V", "c": "O",
+                             "rtol": 1e-2, "atol": 2e-3},  # P is rounded to bf16 before P.V
+                            {"BH": 2, "S": 256}, {"BH": 128, "S": 4096}, "torch_sdpa",
+                            {"HD": "128", "BQ": "128"}),
     "softmax": ("softmax.py", "sm_90a", {"op": "softmax", "a": "X", "c": "Y"},
                 {"R": 4, "N": 300}, {"R": 4096, "N": 4096}, "none"),
     "rmsnorm": ("rmsnorm.py", "sm_90a",

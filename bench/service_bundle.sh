@@ -16,9 +16,11 @@ set -euo pipefail
 build=$(cd "$1" && pwd)
 out=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
+reuse_libs=$(mktemp)
+if [ -f "$out/lib.tar.xz" ]; then cp "$out/lib.tar.xz" "$reuse_libs"; fi
 rm -rf "$out" && mkdir -p "$out"
 stage=$(mktemp -d)
-trap 'rm -rf "$stage"' EXIT
+trap 'rm -rf "$stage" "$reuse_libs"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
 bins=(argus argus-server argus-worker argus-verifier argus-candidate argus-runner)
 for b in "${bins[@]}"; do
@@ -45,6 +47,14 @@ rm -f "$stage/kb/"*.cc "$stage/kb/"*.h "$stage/kb/CMakeLists.txt"
 cp -r "$root/examples" "$stage/examples"
 mkdir -p "$stage/bench"
 cp "$root/bench/"*.py "$stage/bench/"
-tar -C "$stage" -cf - . | xz -T2 -6 > "$out/argus.tar.xz"
+# Two archives: the libraries change only with the Debian packages, so a
+# rebuild with ARGUS_REUSE_LIBS=1 keeps lib.tar.xz (xz of ~45 MB of libraries
+# takes minutes on 2 cores) and packs only the binaries and data again.
+if [ "${ARGUS_REUSE_LIBS:-0}" = 1 ] && [ -f "$reuse_libs" ]; then
+  cp "$reuse_libs" "$out/lib.tar.xz"
+else
+  tar -C "$stage" -cf - lib | xz -T2 -6 > "$out/lib.tar.xz"
+fi
+tar -C "$stage" --exclude=./lib -cf - . | xz -T2 -6 > "$out/argus.tar.xz"
 cp "$root/bench/service_env.sh" "$out/env.sh"
 du -sh "$out"

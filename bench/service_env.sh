@@ -8,6 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 export ARGUS_HOME=/tmp/argus
 if [ ! -x "$ARGUS_HOME/bin/argus" ]; then
   mkdir -p "$ARGUS_HOME"
+  xz -dc "$here/lib.tar.xz" | tar -C "$ARGUS_HOME" -xf -
   xz -dc "$here/argus.tar.xz" | tar -C "$ARGUS_HOME" -xf -
 fi
 export PATH="$ARGUS_HOME/bin:/usr/local/cuda/bin:$PATH"
