@@ -76,7 +76,8 @@ void Server::ReapLoop() {
 }
 
 void Server::Shutdown() {
-  if (stopping_.exchange(true)) return;
+  std::lock_guard lock(shutdown_mu_);
+  stopping_.store(true);
   if (planner_) planner_->Shutdown();
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   if (reaper_.joinable()) reaper_.join();

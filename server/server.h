@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -68,6 +69,10 @@ class Server {
   std::unique_ptr<WorkerServiceImpl> workers_;
   std::unique_ptr<grpc::Server> server_;
   std::atomic<bool> stopping_{false};
+  // Serializes Shutdown(): a second caller (main after Wait() returns, or the
+  // destructor) waits until the first (the signal thread) has joined every
+  // thread, instead of returning early and destroying a joinable thread.
+  std::mutex shutdown_mu_;
   std::thread reaper_;
 };
 

@@ -23,6 +23,8 @@
 #include "clients/cli/connection.h"
 #include "clients/cli/exit_codes.h"
 #include "clients/cli/verb_flags.h"
+#include "codegen/dsl_compile.h"
+#include "codegen/kernel_metadata.h"
 #include "nlohmann/json.hpp"
 
 namespace argus::cli {
@@ -233,6 +235,44 @@ class Kernel:
                          kernel, file, file, kernel, shared);
 }
 
+struct Compiled {
+  std::string image, file;
+  json metadata;
+};
+
+// Compiles a result's best kernel ({"source", "kernel", "constants", "dims"})
+// for `target` (sm_90a when it names no GPU target, e.g. "interp").
+absl::StatusOr<Compiled> CompileBest(const json& best, std::string target) {
+  if (target != "sm_90a" && target != "gfx942") target = "sm_90a";
+  codegen::DslCompileOptions o;
+  o.target = target;
+  o.kernel = best.value("kernel", "");
+  if (best.contains("constants") && best["constants"].is_object()) {
+    for (const auto& [k, v] : best["constants"].items()) {
+      o.consts[k] = v.is_string() ? v.get<std::string>() : v.dump();
+    }
+  }
+  if (best.contains("dims") && best["dims"].is_object()) {
+    for (const auto& [k, v] : best["dims"].items()) {
+      if (v.is_number_integer()) o.dims[k] = v.get<int64_t>();
+    }
+  }
+  auto a = codegen::CompileDslSource(o.kernel + ".py", best["source"].get<std::string>(), o);
+  if (!a.ok()) {
+    return absl::Status(a.status().code(), absl::StrCat("compiling the best kernel for ", target,
+                                                        ": ", a.status().message()));
+  }
+  Compiled c;
+  c.image = target == "sm_90a" ? a->ptx : a->code_object;
+  c.file = target == "sm_90a" ? "kernel.ptx" : "kernel.hsaco";
+  c.metadata = json::parse(codegen::KernelMetadataToJson(a->metadata), nullptr, false);
+  if (!c.metadata.is_object()) c.metadata = json::object();
+  c.metadata["kernel_name"] = a->metadata.symbol;
+  c.metadata["shared_bytes"] = a->metadata.dynamic_shared_bytes;
+  c.metadata["compiled_by"] = "argus export";
+  return c;
+}
+
 int Export(const std::string& verb, const std::vector<std::string>& args) {
   VerbFlags g;
   std::string out;
@@ -244,6 +284,10 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
                 "example: argus export j-0123456789abcdef -o kernels/qkv");
   g.Declare(flags, /*with_json=*/false);
   flags.String("o", &out, "output directory");
+  std::string target;
+  flags.String("target", &target,
+               "sm_90a or gfx942: the target to compile for when the job stored no PTX or code "
+               "object (default: the job's target; sm_90a for interpreter jobs)");
   v1::Job job;
   std::unique_ptr<Connection> conn;
   if (int rc = FetchJob(verb, flags, args, g, &job, &conn); rc >= 0) return rc;
@@ -285,6 +329,15 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
       return ResultFail(verb, absl::DataLossError("the job's code object is not valid base64"));
     }
     image_file = "kernel.hsaco";
+  } else if (b.contains("source") && b["source"].is_string()) {
+    // Nothing compiled was stored (an interpreter job, or a worker that
+    // reports no image): compile the best kernel's own source, constants and
+    // dims for the target, as `argus compile` would.
+    auto compiled = CompileBest(b, target.empty() ? r.value("target", "") : target);
+    if (!compiled.ok()) return ResultFail(verb, compiled.status());
+    image = compiled->image;
+    image_file = compiled->file;
+    for (auto& [k, v] : compiled->metadata.items()) meta[k] = v;
   } else {
     return ResultFail(verb,
                       absl::NotFoundError(absl::StrCat(

@@ -90,7 +90,7 @@ void Harness::StartServer(const std::vector<std::string>& extra, const std::stri
   REQUIRE(up);
 }
 
-void Harness::KillServer(int sig) { server_.Kill(sig); }
+int Harness::KillServer(int sig) { return server_.Kill(sig); }
 
 int Harness::StartWorker(const std::vector<std::string>& extra) {
   int index = static_cast<int>(workers_.size());

@@ -30,7 +30,8 @@ class Harness {
   // for its "listening on" line.
   void StartServer(const std::vector<std::string>& extra_flags = {},
                    const std::string& listen = "127.0.0.1:0");
-  void KillServer(int sig);
+  // Returns the server's wait status (as waitpid gives it).
+  int KillServer(int sig);
   // Starts argus-verifier on `listen` (default: a free loopback port; give
   // the previous address to restart it there) and waits until it listens.
   // Returns its address.

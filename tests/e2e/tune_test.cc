@@ -6,6 +6,8 @@
 #include <sqlite3.h>
 
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "nlohmann/json.hpp"
@@ -72,6 +74,24 @@ TEST_CASE("argus tune: server + argus-verifier + argus-worker --backend interp f
   // The worker that ran them is the separate process (the server has none).
   auto workers = Column(h.db(), "SELECT DISTINCT worker_id FROM tasks WHERE state = 'done'");
   CHECK(workers.size() == 1);
+
+  // The tuned kernel can be taken away: an interpreter job stored no PTX, so
+  // export compiles the best kernel's source for sm_90a itself.
+  auto jobs = Column(h.db(), "SELECT id FROM jobs");
+  REQUIRE(jobs.size() == 1);
+  const std::string out = h.dir() + "/export";
+  ProcessResult e = h.Cli({"export", jobs[0], "-o", out});
+  INFO(e.stderr_text);
+  REQUIRE(e.exit_code == 0);
+  std::ifstream ptx(out + "/kernel.ptx");
+  std::stringstream text;
+  text << ptx.rdbuf();
+  CHECK(text.str().find(".target sm_90a") != std::string::npos);
+  CHECK(text.str().find(".entry") != std::string::npos);
+  json meta = json::parse(std::ifstream(out + "/metadata.json"), nullptr, false);
+  CHECK(meta.value("compiled_by", "") == "argus export");
+  CHECK(!meta.value("kernel_name", "").empty());
+  CHECK(meta["params"].size() >= 3);
 }
 
 }  // namespace
