@@ -5,6 +5,11 @@
 // passed; an unreachable service makes the gate wait until it is back.
 #include "planner/verifier_gate.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
@@ -82,13 +87,36 @@ TEST_CASE("the remote and in-process verifier gates refute a seeded bug and pass
   server.Stop();
 }
 
+// A loopback port that refuses connections and that no other process can take
+// while the socket is open: bound, never listening.
+class RefusingPort {
+ public:
+  RefusingPort() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+    socklen_t n = sizeof(a);
+    REQUIRE(getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &n) == 0);
+    address_ = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  }
+  ~RefusingPort() { Release(); }
+  void Release() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+  const std::string& address() const { return address_; }
+
+ private:
+  int fd_ = -1;
+  std::string address_;
+};
+
 TEST_CASE("the remote gate waits while the service is down and goes on when it is back",
           "[planner][verifier]") {
-  std::string address;
-  {
-    verifier::VerifierServer probe({});
-    address = *probe.Start();  // a free port, then closed
-  }
+  RefusingPort down;
+  const std::string address = down.address();
   worker::VerifierClientOptions vo;
   vo.address = address;
   vo.retry_ms = 100;
@@ -101,8 +129,14 @@ TEST_CASE("the remote gate waits while the service is down and goes on when it i
   for (int i = 0; i < 600 && gate.client().unavailable_attempts() == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  REQUIRE(gate.client().unavailable_attempts() > 0);
+  const bool waited = gate.client().unavailable_attempts() > 0;
+  if (!waited) {
+    gate.Stop();  // never leave the thread running past a failed check
+    t.join();
+  }
+  REQUIRE(waited);
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  down.Release();
   verifier::ServiceOptions so;
   so.listen = address;
   verifier::VerifierServer server(so);
