@@ -31,18 +31,21 @@ absl::StatusOr<std::string> EmbeddedStateDir() {
 
 Embedded::~Embedded() { Stop(); }
 
-absl::StatusOr<std::string> Embedded::Start(const std::string& db_path) {
+absl::StatusOr<std::string> Embedded::Start(const std::string& db_path,
+                                            const EmbeddedOptions& embedded) {
   server::ServerOptions options;
   options.listen = "127.0.0.1:0";
   options.db_path = db_path;
   options.heartbeat_ms = 500;
-  options.lease_ms = 5000;
+  options.lease_ms = embedded.lease_ms;
   server_ = std::make_unique<server::Server>(options);
   ASSIGN_OR_RETURN(std::string address, server_->Start());
   worker::DaemonOptions wopts;
   wopts.server = address;
-  wopts.lease_wait_ms = 500;
+  wopts.lease_wait_ms = embedded.lease_wait_ms;
+  wopts.candidate = embedded.candidate;
   worker_ = std::make_unique<worker::WorkerDaemon>(wopts);
+  if (embedded.candidate_handler) worker_->Handle("candidate", embedded.candidate_handler);
   worker_thread_ = std::thread([this] {
     auto st = worker_->Run();
     if (!st.ok()) spdlog::error("embedded worker: {}", st.ToString());

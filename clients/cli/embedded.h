@@ -19,12 +19,23 @@
 
 namespace argus::cli {
 
+// How the embedded server and its worker are set up. The defaults serve
+// probes; `argus tune` holds leases longer (a full-size GPU candidate can run
+// for a minute) and may give the worker the planner's candidate handler.
+struct EmbeddedOptions {
+  int64_t lease_ms = 5000;
+  int64_t lease_wait_ms = 500;
+  worker::CandidateOptions candidate;     // the worker's own candidate handler's
+  worker::TaskHandler candidate_handler;  // when set, replaces that handler
+};
+
 class Embedded {
  public:
   ~Embedded();
   // Starts the server and one local worker and waits until it registered.
   // Returns the server address.
-  absl::StatusOr<std::string> Start(const std::string& db_path);
+  absl::StatusOr<std::string> Start(const std::string& db_path,
+                                    const EmbeddedOptions& options = {});
   void Stop();
 
  private:

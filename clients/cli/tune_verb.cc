@@ -50,50 +50,22 @@ std::string LocalGpuArch(const std::string& target) {
   return "";
 }
 
-// An in-process server and a worker (on the local GPU, or the interpreter)
-// for tune jobs.
-class TuneEmbedded {
- public:
-  ~TuneEmbedded() {
-    if (worker_) worker_->Stop();
-    if (thread_.joinable()) thread_.join();
-    if (server_) server_->Shutdown();
+// The embedded default for tune jobs: long leases (a full-size GPU candidate
+// can run for a minute); a GPU worker keeps the daemon's own candidate
+// handler (backend gpu, the runner beside this binary) with the catalog's
+// references, an interpreter worker takes the planner's handler.
+EmbeddedOptions TuneEmbeddedOptions(bool gpu) {
+  EmbeddedOptions o;
+  o.lease_ms = 60'000;
+  o.lease_wait_ms = 200;
+  if (gpu) {
+    o.candidate = planner::InterpCandidateOptions();
+    o.candidate.default_backend = "gpu";
+  } else {
+    o.candidate_handler = planner::InterpCandidateHandler();
   }
-  absl::StatusOr<std::string> Start(const std::string& db, bool gpu) {
-    server::ServerOptions o;
-    o.db_path = db;
-    o.heartbeat_ms = 500;
-    o.lease_ms = 60'000;
-    server_ = std::make_unique<server::Server>(o);
-    auto address = server_->Start();
-    if (!address.ok()) return address.status();
-    worker::DaemonOptions w;
-    w.server = *address;
-    w.lease_wait_ms = 200;
-    // A GPU worker keeps the daemon's own candidate handler (backend gpu, the
-    // runner beside this binary), given the catalog's references as well.
-    if (gpu) {
-      w.candidate = planner::InterpCandidateOptions();
-      w.candidate.default_backend = "gpu";
-    }
-    worker_ = std::make_unique<worker::WorkerDaemon>(w);
-    if (!gpu) worker_->Handle("candidate", planner::InterpCandidateHandler());
-    thread_ = std::thread([this] {
-      if (auto st = worker_->Run(); !st.ok()) spdlog::error("embedded worker: {}", st.ToString());
-    });
-    for (int i = 0; i < 3000 && worker_->worker_id().empty(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (worker_->worker_id().empty())
-      return absl::DeadlineExceededError("the embedded worker did not register");
-    return address;
-  }
-
- private:
-  std::unique_ptr<server::Server> server_;
-  std::unique_ptr<worker::WorkerDaemon> worker_;
-  std::thread thread_;
-};
+  return o;
+}
 
 int TuneFail(const std::string& verb, const absl::Status& st) {
   std::cerr << "argus " << verb << ": " << st.message() << "\n";
@@ -185,7 +157,7 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
   if (!problem.ok()) return TuneFail(verb, problem.status());
 
   std::string address = ResolveServerAddress(server_flag);
-  std::unique_ptr<TuneEmbedded> embedded;
+  std::unique_ptr<Embedded> embedded;
   std::string gpu_arch;
   if (address.empty()) gpu_arch = LocalGpuArch(target);
   if (address.empty() && gpu_arch.empty()) {
@@ -217,8 +189,8 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
       if (!dir.ok()) return TuneFail(verb, dir.status());
       db = *dir + "/argus.db";
     }
-    embedded = std::make_unique<TuneEmbedded>();
-    auto a = embedded->Start(db, !gpu_arch.empty());
+    embedded = std::make_unique<Embedded>();
+    auto a = embedded->Start(db, TuneEmbeddedOptions(!gpu_arch.empty()));
     if (!a.ok()) return TuneFail(verb, a.status());
     address = *a;
     std::cout << "embedded server " << address << " with "
