@@ -18,18 +18,11 @@ for p in "$out/payloads"/*.json; do
   "$build/bin/argus-candidate" --payload "$p" --backend gpu --prepare "$out/$k" >/dev/null
 done
 rm -rf "$out/payloads"
+cp "$here/run_specs.sh" "$out/"
 cat > "$out/run.sh" <<'SH'
 #!/bin/bash
 cd "$(dirname "$0")"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
-for d in */; do
-  d=${d%/}
-  [ -f "$d/spec.json" ] || continue
-  timeout 120 ./argus-runner --spec "$d/spec.json" --out "$d/result.json" > "$d/stdout.txt" 2>&1
-  rc=$?
-  python3 -c "import json,sys; r=json.load(open('$d/result.json')); r['case']='$d'; r['rc']=$rc; print(json.dumps(r))" >> "$OUT/results.jsonl" 2>/dev/null \
-    || echo "{\"case\": \"$d\", \"rc\": $rc, \"outcome\": \"no result\"}" >> "$OUT/results.jsonl"
-done
+bash run_specs.sh 120
 python3 - "$OUT/results.jsonl" <<'PY'
 import json, sys
 print(f"{'case':16} {'outcome':8} {'ours ms':>9} {'SDPA ms':>9} {'ours TF':>8} {'SDPA TF':>8} {'ratio':>6} {'regs':>5}  check / SDPA backend / message")

@@ -29,20 +29,20 @@ p = sys.argv[1]; s = json.load(open(p))
 s["kernel"]["artifact"] = s["kernel"]["symbol"] + ".ptx"; s["kernel"]["format"] = "ptx"
 json.dump(s, open(p, "w"), indent=1)
 PY
+cp "$here/run_specs.sh" "$out/"
 cat > "$out/run.sh" <<'SH'
 #!/bin/bash
 # Runs every spec beside this script; one JSON result per line in $OUT/results.jsonl.
 cd "$(dirname "$0")"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
-for d in */; do
-  d=${d%/}
-  [ -f "$d/spec.json" ] || continue
-  timeout 120 ./argus-runner --spec "$d/spec.json" --out "$d/result.json" > "$d/stdout.txt" 2>&1
-  rc=$?
-  python3 -c "import json,sys; r=json.load(open('$d/result.json')); r['case']='$d'; r['rc']=$rc; print(json.dumps(r))" >> "$OUT/results.jsonl" 2>/dev/null \
-    || echo "{\"case\": \"$d\", \"rc\": $rc, \"outcome\": \"no result\"}" >> "$OUT/results.jsonl"
-  echo "$d rc=$rc $(python3 -c "import json; r=json.load(open('$d/result.json')); print(r.get('outcome'), r.get('message','')[:150], r.get('timing',{}).get('median_ms'), (r.get('baseline') or {}).get('timing',{}).get('median_ms'))" 2>/dev/null)"
-done
+bash run_specs.sh 120
+python3 - "$OUT/results.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    print(r["case"], f"rc={r['rc']}", r.get("outcome"), r.get("message", "")[:150],
+          (r.get("timing") or {}).get("median_ms"),
+          ((r.get("baseline") or {}).get("timing") or {}).get("median_ms"))
+PY
 SH
 chmod +x "$out/run.sh"
 du -sh "$out"

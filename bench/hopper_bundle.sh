@@ -30,20 +30,12 @@ for v in ${ARGUS_WGMMA_VARIANTS:-}; do
     --prepare "$out/variant-$v-small" >/dev/null
 done
 rm -rf "$out/payloads"
+cp "$here/run_specs.sh" "$out/"
 cat > "$out/run.sh" <<'SH'
 #!/bin/bash
 # Runs every spec beside this script; one JSON result per line in $OUT/results.jsonl.
 cd "$(dirname "$0")"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
-for d in */; do
-  d=${d%/}
-  [ -f "$d/spec.json" ] || continue
-  lim=60; case $d in z-attn-*) lim=45;; esac
-  timeout $lim ./argus-runner --spec "$d/spec.json" --out "$d/result.json" > "$d/stdout.txt" 2>&1
-  rc=$?
-  python3 -c "import json,sys; r=json.load(open('$d/result.json')); r['case']='$d'; r['rc']=$rc; print(json.dumps(r))" >> "$OUT/results.jsonl" 2>/dev/null \
-    || echo "{\"case\": \"$d\", \"rc\": $rc, \"outcome\": \"no result\"}" >> "$OUT/results.jsonl"
-done
+bash run_specs.sh 60 'z-attn-*=45'
 command -v cuobjdump >/dev/null && for d in */; do
   c=$(ls "$d"*.cubin 2>/dev/null | head -1); [ -n "$c" ] || continue
   cuobjdump --dump-sass "$c" > "$OUT/${d%/}.sass" 2>&1
