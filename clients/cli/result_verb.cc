@@ -235,6 +235,18 @@ class Kernel:
                          kernel, file, file, kernel, shared);
 }
 
+// Merges an artifact's metadata (codegen/kernel_metadata.h's JSON: symbol,
+// dynamic_shared_bytes, params, ...) into the export's: the artifact's own
+// keys win, and the launcher's kernel_name / shared_bytes are filled from it.
+void AdoptKernelMetadata(const json& km, json* meta) {
+  if (!km.is_object()) return;
+  for (auto& [k, v] : km.items()) (*meta)[k] = v;
+  if (!meta->contains("kernel_name") && km.contains("symbol"))
+    (*meta)["kernel_name"] = km["symbol"];
+  if (!meta->contains("shared_bytes") && km.contains("dynamic_shared_bytes"))
+    (*meta)["shared_bytes"] = km["dynamic_shared_bytes"];
+}
+
 struct Compiled {
   std::string image, file;
   json metadata;
@@ -266,9 +278,6 @@ absl::StatusOr<Compiled> CompileBest(const json& best, std::string target) {
   c.image = target == "sm_90a" ? a->ptx : a->code_object;
   c.file = target == "sm_90a" ? "kernel.ptx" : "kernel.hsaco";
   c.metadata = json::parse(codegen::KernelMetadataToJson(a->metadata), nullptr, false);
-  if (!c.metadata.is_object()) c.metadata = json::object();
-  c.metadata["kernel_name"] = a->metadata.symbol;
-  c.metadata["shared_bytes"] = a->metadata.dynamic_shared_bytes;
   c.metadata["compiled_by"] = "argus export";
   return c;
 }
@@ -313,14 +322,7 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
     image = a.bytes();
     image_file = a.kind() == "ptx" ? "kernel.ptx" : "kernel.hsaco";
     artifact_id = a.id();
-    json am = json::parse(a.metadata_json(), nullptr, false);
-    if (am.is_object()) {
-      for (auto& [k, v] : am.items()) meta[k] = v;  // the artifact's own metadata wins
-      if (!meta.contains("kernel_name") && am.contains("symbol"))
-        meta["kernel_name"] = am["symbol"];
-      if (!meta.contains("shared_bytes") && am.contains("dynamic_shared_bytes"))
-        meta["shared_bytes"] = am["dynamic_shared_bytes"];
-    }
+    AdoptKernelMetadata(json::parse(a.metadata_json(), nullptr, false), &meta);
   } else if (b.contains("ptx") && b["ptx"].is_string()) {
     image = b["ptx"];
     image_file = "kernel.ptx";
@@ -337,7 +339,7 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
     if (!compiled.ok()) return ResultFail(verb, compiled.status());
     image = compiled->image;
     image_file = compiled->file;
-    for (auto& [k, v] : compiled->metadata.items()) meta[k] = v;
+    AdoptKernelMetadata(compiled->metadata, &meta);
   } else {
     return ResultFail(verb,
                       absl::NotFoundError(absl::StrCat(
