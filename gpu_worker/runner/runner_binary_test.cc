@@ -97,5 +97,27 @@ TEST_CASE("argus-runner orders inputs and poison before the kernel (stream rules
   CHECK(j["check_after_timing"]["passed"] == true);
 }
 
+// The MoE baseline helper (torch_moe_loop) beside the runner answers every
+// request with one JSON object: a malformed one is an error, and a machine
+// without PyTorch or a GPU (CI) gets `unsupported`, never a traceback.
+TEST_CASE("argus-moe-baseline answers with one JSON outcome", "[runner]") {
+  const std::string helper = std::string(ARGUS_BINARY_DIR) + "/bin/argus-moe-baseline.py";
+  ProcessResult bad = Run({"/usr/bin/env", "python3", helper, "{\"tokens\": 4}"});
+  REQUIRE(bad.exit_code == 0);
+  auto jb = nlohmann::json::parse(bad.stdout_text);
+  CHECK(jb["outcome"] == "error");
+  CHECK(jb["message"].get<std::string>().find("bad request") != std::string::npos);
+  const std::string req = R"({"tokens": 4, "hidden": 8, "ffn": 16, "experts": 2, "topk": 1,
+    "x": "/nonexistent/x", "ids": "/nonexistent/i", "weights": "/nonexistent/w",
+    "gate": "/nonexistent/g", "up": "/nonexistent/u", "down": "/nonexistent/d",
+    "out": "/nonexistent/y"})";
+  ProcessResult r = Run({"/usr/bin/env", "python3", helper, req});
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.stdout_text);
+  // No PyTorch/GPU: unsupported; with them, the missing input files: error.
+  CHECK((j["outcome"] == "unsupported" || j["outcome"] == "error"));
+  CHECK(!j["message"].get<std::string>().empty());
+}
+
 }  // namespace
 }  // namespace argus::runner
