@@ -14,7 +14,7 @@ out=$2
 only=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$out" && mkdir -p "$out"
-cp "$build/bin/argus-runner" "$build/bin/argus-moe-baseline.py" "$out/"
+cp "$build/bin/argus-runner" "$build/bin/argus-moe-baseline.py" "$build/bin/argus_helper_timing.py" "$out/"
 strip "$out/argus-runner" || true
 python3 "$here/moe_payloads.py" "$out/payloads" $only
 for p in "$out/payloads"/*.json; do

@@ -27,13 +27,11 @@ Exit status 0 whenever a JSON object was printed (whatever its outcome).
 """
 import ctypes
 import json
-import statistics
+import os
 import sys
 
-
-def emit(obj):
-    print(json.dumps(obj))
-    sys.exit(0)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from argus_helper_timing import emit, time_cuda  # noqa: E402 - beside this script
 
 
 def main():
@@ -94,25 +92,10 @@ def main():
         with open(paths["out"], "wb") as f:
             f.write((ctypes.c_char * (yc.numel() * 4)).from_address(yc.data_ptr()))
         flush = torch.empty(max(flush_bytes, 4) // 4, dtype=torch.int32, device="cuda")
-        for _ in range(warmup):
-            run()
-        times = []
-        for _ in range(reps):
-            flush.zero_()
-            a = torch.cuda.Event(enable_timing=True)
-            b = torch.cuda.Event(enable_timing=True)
-            a.record()
-            run()
-            b.record()
-            b.synchronize()
-            times.append(a.elapsed_time(b))
+        timing = time_cuda(torch, run, warmup, reps, flush)
     except Exception as e:  # noqa: BLE001 - e.g. out of memory at a large shape
         emit({"outcome": "error", "message": f"running the loop: {e}"[:400]})
-    times.sort()
-    emit({"outcome": "ok", "name": "torch_moe_loop",
-          "timing": {"reps": reps, "median_ms": statistics.median(times), "min_ms": times[0],
-                     "max_ms": times[-1], "p10_ms": times[len(times) // 10],
-                     "p90_ms": times[(len(times) * 9) // 10]},
+    emit({"outcome": "ok", "name": "torch_moe_loop", "timing": timing,
           "torch": torch.__version__, "dtype": str(dtype).replace("torch.", "")})
 
 
