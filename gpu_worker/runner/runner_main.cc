@@ -12,6 +12,7 @@
 // static); CUDA and HIP are dlopen'ed.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -430,9 +431,15 @@ struct Runner {
       b["message"] = "torch_moe_loop is a baseline for moe checks only";
       return b;
     }
-    std::string dir_template =
-        (access("/dev/shm", W_OK) == 0 ? std::string("/dev/shm") : std::string("/tmp")) +
-        "/argus-moe-XXXXXX";
+    // /dev/shm when it has room for the inputs and Y (a container's is often
+    // 64 MB), else /tmp.
+    double need = 0;
+    for (const HostTensor& t : host) need += static_cast<double>(t.data.size());
+    struct statvfs fs {};
+    const bool shm =
+        access("/dev/shm", W_OK) == 0 && statvfs("/dev/shm", &fs) == 0 &&
+        static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize) > need * 1.1;
+    std::string dir_template = std::string(shm ? "/dev/shm" : "/tmp") + "/argus-moe-XXXXXX";
     if (mkdtemp(dir_template.data()) == nullptr) {
       b["outcome"] = "error";
       b["message"] = "cannot create a scratch directory for the MoE helper";
