@@ -234,8 +234,8 @@ TEST_CASE("every template admitted at the H200 job shapes compiles for sm_90a", 
       INFO(t->id << " on " << Describe(*p));
       auto req = worker::ParseCandidatePayload(Payload(*inst, *inst, *p, "sm_90a").dump());
       REQUIRE(req.ok());
-      auto spec = worker::PrepareGpuRun(
-          *req, std::string(ARGUS_BINARY_DIR) + "/planner-sm90a-" + t->id);
+      auto spec =
+          worker::PrepareGpuRun(*req, std::string(ARGUS_BINARY_DIR) + "/planner-sm90a-" + t->id);
       INFO(spec.status().ToString());
       CHECK(spec.ok());
       if (!t->baseline) ++admitted;
