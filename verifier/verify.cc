@@ -90,7 +90,10 @@ std::vector<Cand> Engine::Candidates(const Event& rd, const std::vector<expr>& L
       for (size_t i = 0; i + 1 < common; ++i)
         pins.emplace(loops_[w.loops[i]].var->id(), *loops_[w.loops[i]].var);
       if (common == 0) {
-        if (d > 0 || w.pos >= rd.pos || !w.loops.empty()) continue;
+        // A straight-line writer before the read: exact when the read is
+        // straight-line too; before a loop that holds the read it is older
+        // than every iteration's writers (below, unordered).
+        if (d > 0 || w.pos >= rd.pos || !w.loops.empty() || !rd.loops.empty()) continue;
         build(w, pins, c_.bool_val(true), true);
         continue;
       }
@@ -112,7 +115,7 @@ std::vector<Cand> Engine::Candidates(const Event& rd, const std::vector<expr>& L
     (void)probe;
     std::map<unsigned, expr> pins;
     if (common == 0) {
-      if (w.pos >= rd.pos || w.loops.empty()) continue;  // straight-line ones are in the window
+      if (w.pos >= rd.pos || (w.loops.empty() && rd.loops.empty())) continue;  // in the window
       build(w, pins, c_.bool_val(true), false);
       continue;
     }
