@@ -521,6 +521,27 @@ class Engine {
   absl::Status DoMbarOp(const Op& op);
   MbOp& NewMbOp(const Op& op, MbOp::Kind kind, int bar, int index_var);
   absl::Status DoTma(const Op& op);
+  // The TMA-store epilogue (verify_epilogue.cc): tma_store, its commit and
+  // wait, warpgroup_barrier, the fences and fragment stores around them,
+  // recorded during the walk and checked after it (CheckEpilogue).
+  struct EpiOp {
+    enum Kind { kWrite, kStore, kCommit, kWait, kWgBar, kFence } kind = kWrite;
+    const Op* op = nullptr;
+    int pos = 0;
+    std::vector<int> loops;
+    std::optional<expr> pc;
+    View view;                          // kWrite: destination; kStore: shared source
+    std::optional<expr> at_i, at_j;     // kWrite with at=
+    std::optional<dsl::FragGeom> geom;  // kWrite
+    int64_t n = 0;                      // kWait
+  };
+  std::vector<EpiOp> epi_;
+  absl::Status DoEpilogue(const Op& op);
+  void RecordEpi(const Op& op, EpiOp::Kind kind);
+  void CheckEpilogue();
+  // The linearized iteration number of `loops` (outer trip counts free, inner
+  // ones constant), in the variables of `sub`; nullopt when not linear.
+  std::optional<expr> EpiIter(const std::vector<int>& loops, const Inst* in);
   absl::Status DoWgmmaOperand(const Op& op);
   absl::Status DoWgmma(const Op& op);
   void CheckWarpgroupUniform(const Op& op, const char* what, const dsl::FragGeom* g,

@@ -1060,6 +1060,7 @@ absl::Status Engine::Step(const Op& op) {
       }
       return DoTma(op);
     case OpCode::kFenceProxyAsync:
+      RecordEpi(op, EpiOp::kFence);
       // Orders this thread's earlier ordinary shared writes (in an enclosing
       // control context) before later async-proxy reads.
       for (Event& e : events_) {
@@ -1076,6 +1077,11 @@ absl::Status Engine::Step(const Op& op) {
       return absl::OkStatus();
     case OpCode::kWgmmaOperand:
       return DoWgmmaOperand(op);
+    case OpCode::kTmaStore:
+    case OpCode::kTmaStoreCommit:
+    case OpCode::kTmaStoreWait:
+    case OpCode::kWarpgroupBarrier:
+      return DoEpilogue(op);
     case OpCode::kWgmma:
       if (in_while_) Unsupported(op, "wgmma inside a while loop");
       return DoWgmma(op);
@@ -1092,6 +1098,7 @@ absl::Status Engine::Step(const Op& op) {
     }
     case OpCode::kStoreFragment: {
       CheckAccRead(op, op.operands[0]);
+      RecordEpi(op, EpiOp::kWrite);
       if (const auto& at = f_.vars[op.operands[0]].type;
           at.is_frag() && at.frag.mma && at.frag.mma->wgmma) {
         dsl::FragGeom g = at.frag.Geom();
@@ -1451,6 +1458,7 @@ absl::Status Engine::Run() {
   RETURN_IF_ERROR(Walk(f_.body));
   post_ = true;
   CheckMbarriers();
+  CheckEpilogue();
   for (int id : deferred_reads_) {
     loop_stack_ = events_[id].loops;
     CheckRead(events_[id]);
