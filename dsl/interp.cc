@@ -185,6 +185,7 @@ struct PendingMma {
 struct BulkRead {
   Buffer* buf;
   std::vector<int64_t> phys;
+  const ir::Op* op;  // the tma_store
 };
 struct GroupState {
   std::vector<PendingMma> open;
@@ -1687,7 +1688,7 @@ absl::Status Machine::TmaStore(Thread& t, const Insn& in) {
     b.bulk_readers.assign(b.data.size(), 0);
     b.bulk_line.assign(b.data.size(), 0);
   }
-  BulkRead br{&b, {}};
+  BulkRead br{&b, {}, &op};
   for (int64_t i = 0; i < src.shape[0]; ++i) {
     for (int64_t j = 0; j < src.shape[1]; ++j) {
       int64_t idx[2] = {i, j}, ps, pd;
@@ -2224,7 +2225,10 @@ absl::Status Machine::Launch(std::vector<HostTensor>* tensors, RunStats* stats) 
         }
         for (Thread& t : threads_) {
           if (!t.bulk_open.empty() || !t.bulk_groups.empty()) {
-            return Err(t, nullptr,
+            const ir::Op* last = !t.bulk_open.empty()           ? t.bulk_open.back().op
+                                 : t.bulk_groups.back().empty() ? nullptr
+                                                                : t.bulk_groups.back().back().op;
+            return Err(t, last,
                        absl::StrCat("the block ended with ",
                                     t.bulk_groups.size() + (t.bulk_open.empty() ? 0 : 1),
                                     " tma_store group(s) of this thread not waited for (its shared "
