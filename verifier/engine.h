@@ -534,8 +534,20 @@ class Engine {
     std::optional<expr> at_i, at_j;     // kWrite with at=
     std::optional<dsl::FragGeom> geom;  // kWrite
     int64_t n = 0;                      // kWait
+    View gview;                         // kStore: the global tile
   };
   std::vector<EpiOp> epi_;
+  // Tag flow to the stored tile: a proved assert_tag on a wgmma operand gives
+  // the output row (A: first coordinate of the tag, a function of operand row
+  // `param`) or column (B: second coordinate, of operand column `param`) that
+  // the accumulator's row / column belongs to.
+  struct OperandTag {
+    std::optional<expr> param, coord;
+    std::vector<int> loops;
+  };
+  std::map<int, int> wg_operand_acc_;                   // wgmma operand var -> accumulator var
+  std::map<std::pair<int, bool>, OperandTag> op_tags_;  // (accumulator, is A) -> its tag
+  void RecordOperandTag(int var, const std::vector<expr>& idx, const Tag& t);
   absl::Status DoEpilogue(const Op& op);
   void RecordEpi(const Op& op, EpiOp::Kind kind);
   void CheckEpilogue();

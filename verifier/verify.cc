@@ -422,6 +422,7 @@ void Engine::CheckAssert(const Op& op) {
     t.kind = field.empty() ? 1 : 2;
     t.tensor = field.empty() ? static_cast<int>(op.ints.empty() ? -1 : op.ints[0]) : -1;
     for (int v : y.operands) t.c.push_back(IntOf(v));
+    if (field.empty()) RecordOperandTag(op.operands[0], a.idx, t);
     b.ok = true;
     b.cands.emplace_back(c_.bool_val(true), t);
     b.src.push_back(nullptr);

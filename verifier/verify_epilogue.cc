@@ -84,6 +84,7 @@ absl::Status Engine::DoEpilogue(const Op& op) {
       CheckOob(op, gv, Coords(gv, el), g, el);
       CheckOob(op, s.view, Coords(s.view, el), g, el);
       RecordEpi(op, EpiOp::kStore);
+      if (!epi_.empty() && epi_.back().op == &op) epi_.back().gview = gv;
       return absl::OkStatus();
     }
     case OpCode::kTmaStoreCommit:
@@ -97,6 +98,17 @@ absl::Status Engine::DoEpilogue(const Op& op) {
       RecordEpi(op, EpiOp::kWgBar);
       return absl::OkStatus();
   }
+}
+
+void Engine::RecordOperandTag(int var, const std::vector<expr>& idx, const Tag& t) {
+  auto it = wg_operand_acc_.find(var);
+  if (it == wg_operand_acc_.end() || idx.size() != 2 || t.c.size() != 2) return;
+  bool is_a = f_.vars[var].type.frag.role == dsl::FragRole::kA;
+  OperandTag ot;
+  ot.param = idx[is_a ? 0 : 1];
+  ot.coord = t.c[is_a ? 0 : 1];
+  ot.loops = loop_stack_;
+  op_tags_.insert_or_assign({it->second, is_a}, ot);
 }
 
 std::optional<expr> Engine::EpiIter(const std::vector<int>& loops, const Inst* in) {
@@ -304,6 +316,62 @@ void Engine::CheckEpilogue() {
                      bname,
                      ", at=) of this iteration does not write (a sub-tile outside the warp "
                      "group's part of the accumulator, or another buffer)");
+               });
+  }
+  // Tag flow: the element the store takes from accumulator (R, C) lands at the
+  // output row of A's operand row R and the column of B's operand column C (the
+  // proved assert_tags of the wgmmas that accumulated it).
+  for (const EpiOp* w : ws) {
+    if (w->pos > S.pos || w->view.ext != S.view.ext || S.gview.map.size() != 2) continue;
+    int acc = w->op->operands[0];
+    auto ta = op_tags_.find({acc, true}), tb = op_tags_.find({acc, false});
+    if (ta == op_tags_.end() || tb == op_tags_.end()) continue;  // nothing asserted: not checked
+    // The row of A may depend only on the operand row and the loops around the
+    // store (not on K), the column of B likewise.
+    std::set<unsigned> allowed;
+    for (int l : L) allowed.insert(loops_[l].var->id());
+    bool ok = true;
+    for (const auto* ot : {&ta->second, &tb->second}) {
+      std::set<unsigned> fv;
+      FreeInstVars(*ot->coord, &fv);
+      for (unsigned id : fv) ok = ok && (id == ot->param->id() || allowed.count(id));
+    }
+    if (!ok) {
+      unsupported(*S.op,
+                  "the wgmma operand tags' output row / column depend on more than the operand "
+                  "row / column and the loops around the store (tag flow not checked)");
+      continue;
+    }
+    std::vector<int64_t> ext;
+    expr rs(c_);
+    std::vector<expr> es = ElemVars(S.view, "et", &ext, &rs);
+    expr R = *w->at_i * I(w->view.ext[0]) + es[0], Cc = *w->at_j * I(w->view.ext[1]) + es[1];
+    auto subst = [&](const OperandTag& ot, const expr& v) {
+      z3::expr_vector from(c_), to(c_);
+      from.push_back(*ot.param);
+      to.push_back(v);
+      return const_cast<expr&>(*ot.coord).substitute(from, to);
+    };
+    expr er = subst(ta->second, R), ec = subst(tb->second, Cc);
+    auto gc = Coords(S.gview, es);
+    auto watch = BaseWatch();
+    watch.emplace_back("@R", R);
+    watch.emplace_back("@C", Cc);
+    watch.emplace_back("@er", er);
+    watch.emplace_back("@ec", ec);
+    watch.emplace_back("@gr", gc[0]);
+    watch.emplace_back("@gc", gc[1]);
+    const std::string tname = f_.tensors[S.gview.base].name;
+    Obligation("tag_flow", *S.op, *S.pc && *w->pc && rs && (gc[0] != er || gc[1] != ec), watch,
+               [&](const ProofResult& r, Finding* f) {
+                 f->message = absl::StrCat("tma_store writes accumulator element (", M(r, "@R"),
+                                           ", ", M(r, "@C"), ") to ", tname, "(", M(r, "@gr"), ",",
+                                           M(r, "@gc"), "), but the wgmma operand tags put it at ",
+                                           tname, "(", M(r, "@er"), ",", M(r, "@ec"), ")");
+                 f->cex.expected = absl::StrCat(tname, "(", M(r, "@er"), ",", M(r, "@ec"), ")");
+                 f->cex.actual = absl::StrCat(tname, "(", M(r, "@gr"), ",", M(r, "@gc"), ")");
+                 f->cex.written_at = w->op->loc;
+                 f->cex.written_source = Src(w->op->loc);
                });
   }
   for (const EpiOp* w : ws) {
