@@ -2706,6 +2706,11 @@ absl::StatusOr<std::optional<Val>> FnLowering::EpilogueBuiltin(const std::string
     RETURN_IF_ERROR(RequireKernel(loc, absl::StrCat(name, "()")));
     RETURN_IF_ERROR(RequireHopper(loc, name));
     RETURN_IF_ERROR(BindArgs(e, name, {}).status());
+    if (name == "warpgroup_barrier" && f_->threads % 128 != 0)
+      return Err(loc,
+                 absl::StrCat("warpgroup_barrier() needs whole warp groups: threads=", f_->threads,
+                              " is not a multiple of 128"),
+                 "launch 128, 256, 384, ... threads");
     Emit(name == "tma_store_commit" ? OpCode::kTmaStoreCommit : OpCode::kWarpgroupBarrier, loc);
     return Val::None(loc);
   }
