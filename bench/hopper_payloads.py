@@ -60,6 +60,18 @@ def cases():
     for s, dims in KSCAN.items():
         out[f"p-{s}"] = coop + ({}, dims, PERF)
     out["pbm256g16-8k"] = coop + ({"BM": "256", "BN": "128", "GROUP": "16"}, SHAPES["8k"], PERF)
+    # EPI: the TMA-store epilogue (examples/gemm_wgmma_tma_store.py): EBUFS shared sub-tile
+    # buffers per consumer warp group; 4 stages fit with 2 buffers, 3 stages with 4.
+    tstore = ("examples/gemm_wgmma_tma_store.py", "gemm_wgmma_tma_store")
+    for short, consts in {"t": {}, "te4s3": {"EBUFS": "4", "STAGES": "3"},
+                          "tg8": {"GROUP": "8"}, "tg32": {"GROUP": "32"},
+                          "ts128": {"SMS": "128"},
+                          "te4s3g32": {"EBUFS": "4", "STAGES": "3", "GROUP": "32"}}.items():
+        out[f"{short}-small"] = tstore + (consts, SMALL, QUICK)
+        for s, dims in SHAPES.items():
+            out[f"{short}-{s}"] = tstore + (consts, dims, PERF)
+    for s, dims in KSCAN.items():
+        out[f"t-{s}"] = tstore + ({}, dims, PERF)
     for name, (consts, dims, causal) in ATTN_SHAPES.items():
         out[name] = FA + (consts, dims, ATTN_TIMING, dict(ATTN, causal=causal), "torch_sdpa")
     extra = os.environ.get("ARGUS_HOPPER_EXTRA", "")

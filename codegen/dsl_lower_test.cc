@@ -54,6 +54,7 @@ const Case kCases[] = {
     {"gemm_wgmma.py", "gemm_wgmma", "sm_90a"},
     {"gemm_wgmma_persistent.py", "gemm_wgmma_persistent", "sm_90a"},
     {"gemm_wgmma_pingpong.py", "gemm_wgmma_pingpong", "sm_90a"},
+    {"gemm_wgmma_tma_store.py", "gemm_wgmma_tma_store", "sm_90a"},
 };
 
 TEST_CASE("Every example compiles for both targets or names the target it lacks", "[lower]") {
@@ -280,6 +281,32 @@ TEST_CASE("Hopper GEMM: wgmma, TMA, mbarrier, setmaxnreg in the PTX; ptxas sm_90
     }());
     REQUIRE_FALSE(amd.ok());
     CHECK(Has(std::string(amd.status().message()), "sm_90a"));
+  }
+}
+
+TEST_CASE("Hopper GEMM with the TMA-store epilogue: bulk stores, named barriers", "[lower]") {
+  const char* k = "gemm_wgmma_tma_store";
+  DslArtifacts a = MustCompile(Example(std::string(k) + ".py"), k, "sm_90a");
+  CHECK(Has(a.ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"));
+  CHECK(Has(a.ptx, "cp.async.bulk.commit_group"));
+  CHECK(Has(a.ptx, "cp.async.bulk.wait_group.read 1"));
+  CHECK(Has(a.ptx, "cp.async.bulk.wait_group.read 0"));
+  CHECK(Has(a.ptx, "fence.proxy.async.shared::cta"));
+  CHECK(Has(a.ptx, ", 128;"));             // bar.sync id, 128: the warp group's barrier
+  CHECK(Has(a.ptx, "st.shared.v2.f32"));   // pairs survive the 16-byte-chunk swizzle
+  CHECK(!Has(a.ptx, "st.global.v2.f32"));  // no direct epilogue left
+  int maps = 0;
+  for (const KernelParam& p : a.metadata.params) {
+    if (p.kind != "tensormap") continue;
+    ++maps;
+    CHECK(p.swizzle == "128B");
+    if (p.tensor == "C") CHECK(p.box == std::vector<int64_t>{64, 32});
+  }
+  CHECK(maps == 3);
+  CHECK(a.metadata.dynamic_shared_bytes <= 232448);
+  if (FindPtxas()) {
+    CHECK(a.metadata.resources.spill_stores == 0);
+    CHECK(a.metadata.resources.spill_loads == 0);
   }
 }
 

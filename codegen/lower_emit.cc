@@ -446,6 +446,15 @@ class Emitter {
   absl::Status Hopper(const ir::Op& op);
   absl::Status Wgmma(const ir::Op& op);
   absl::Status WgmmaWait(const ir::Op& op);
+  // The TMA store epilogue: tma_store, its commit and wait, warpgroup_barrier.
+  absl::Status Epilogue(const ir::Op& op);
+  // The shared address of view `v` (root `r`) and its tensor map for a TMA
+  // of op's tensor and box.
+  absl::Status TmaOperands(const ir::Op& op, int v, Value** smem, Value** tmap);
+  // Stores fragment elements `elems` of op's accumulator to op's destination
+  // at (row - r0, col - c0); paired 2-element stores where the layout allows.
+  absl::Status StoreFragElems(const ir::Op& op, const std::vector<int>& elems, Value* r0,
+                              Value* c0);
   Value* SharedAddr(Value* ptr) { return b_.CreatePtrToInt(ptr, b_.getInt32Ty()); }
   Value* BarrierAddr(const ir::Op& op, int first);
   Value* WarpGroupUnit(const dsl::FragGeom& g) {
@@ -1023,6 +1032,11 @@ absl::Status Emitter::One(const ir::Op& op) {
       return Wgmma(op);
     case OpCode::kWgmmaWait:
       return WgmmaWait(op);
+    case OpCode::kTmaStore:
+    case OpCode::kTmaStoreCommit:
+    case OpCode::kTmaStoreWait:
+    case OpCode::kWarpgroupBarrier:
+      return Epilogue(op);
     case OpCode::kTag:
     case OpCode::kAssertTag:
     case OpCode::kAssertTagEq:
@@ -1309,14 +1323,67 @@ absl::Status Emitter::LoadFragment(const ir::Op& op) {
 
 absl::Status Emitter::StoreFragment(const ir::Op& op) {
   int fv = op.operands[0], dv = op.operands[1];
+  dsl::FragGeom g = VT(fv).frag.Geom();
+  int n = g.PerLane();
+  if (op.operands.size() == 2) {
+    std::vector<int> all(n);
+    for (int e = 0; e < n; ++e) all[e] = e;
+    return StoreFragElems(op, all, C64(0), C64(0));
+  }
+  // store(acc, dst, at=(i, j)): a switch over the sub-tile within this
+  // thread's warp group's part; each case stores the elements (known at
+  // compile time) that lie in it. Threads outside the part store nothing.
+  const ir::Type& dt = VT(dv);
+  int h = static_cast<int>(dt.shape[0]), w = static_cast<int>(dt.shape[1]);
+  std::vector<int> part;
+  if (!g.PartIndex(h, w, &part))
+    return LoweringError(m_, op.loc, "internal: sub-tile not aligned to the accumulator");
+  int ni = g.bm / g.wm / h, nj = g.bn / g.wn / w;
+  Value* unit = WarpGroupUnit(g);
+  Value* i = Get(op.operands[2]);
+  Value* j = Get(op.operands[3]);
+  Value* li = b_.CreateSub(i, b_.CreateMul(b_.CreateUDiv(unit, C32(g.wn)), C32(ni)));
+  Value* lj = b_.CreateSub(j, b_.CreateMul(b_.CreateURem(unit, C32(g.wn)), C32(nj)));
+  Value* inside =
+      b_.CreateAnd(b_.CreateAnd(b_.CreateICmpSGE(li, C32(0)), b_.CreateICmpSLT(li, C32(ni))),
+                   b_.CreateAnd(b_.CreateICmpSGE(lj, C32(0)), b_.CreateICmpSLT(lj, C32(nj))));
+  inside = b_.CreateAnd(inside, b_.CreateICmpULT(unit, C32(g.wm * g.wn)));
+  Value* sel = b_.CreateSelect(inside, b_.CreateAdd(b_.CreateMul(li, C32(nj)), lj), C32(-1));
+  Value* r0 = b_.CreateMul(b_.CreateSExt(i, b_.getInt64Ty()), C64(h));
+  Value* c0 = b_.CreateMul(b_.CreateSExt(j, b_.getInt64Ty()), C64(w));
+  BasicBlock* done = BasicBlock::Create(ctx_, "store.part.done", fn_);
+  llvm::SwitchInst* sw = b_.CreateSwitch(sel, done, ni * nj);
+  for (int p = 0; p < ni * nj; ++p) {
+    BasicBlock* bb = BasicBlock::Create(ctx_, "store.part", fn_);
+    sw->addCase(b_.getInt32(p), bb);
+    b_.SetInsertPoint(bb);
+    std::vector<int> elems;
+    for (int e = 0; e < n; ++e) {
+      if (part[e] == p) elems.push_back(e);
+    }
+    RETURN_IF_ERROR(StoreFragElems(op, elems, r0, c0));
+    b_.CreateBr(done);
+  }
+  b_.SetInsertPoint(done);
+  return absl::OkStatus();
+}
+
+absl::Status Emitter::StoreFragElems(const ir::Op& op, const std::vector<int>& elems, Value* r0,
+                                     Value* c0) {
+  int fv = op.operands[0], dv = op.operands[1];
   ASSIGN_OR_RETURN(Root r, RootOf(op, dv));
   ViewVals vv = LoadView(dv);
   dsl::FragGeom g = VT(fv).frag.Geom();
-  int n = g.PerLane();
+  auto at = [&](int e, Value** row, Value** col) -> absl::Status {
+    RETURN_IF_ERROR(FragCoord(op, fv, e, row, col));
+    *row = b_.CreateSub(*row, r0);
+    *col = b_.CreateSub(*col, c0);
+    return absl::OkStatus();
+  };
   auto scalar = [&]() -> absl::Status {
-    for (int e = 0; e < n; ++e) {
+    for (int e : elems) {
       Value *row, *col;
-      RETURN_IF_ERROR(FragCoord(op, fv, e, &row, &col));
+      RETURN_IF_ERROR(at(e, &row, &col));
       Value* x = Convert(FragGet(fv, e), DType::kF32, r.dt);
       b_.CreateStore(ToMem(x, r.dt), ElemPtr(r, Linear(vv, {row, col})));
     }
@@ -1326,13 +1393,16 @@ absl::Status Emitter::StoreFragment(const ir::Op& op) {
   // every lane (the C layouts of mma.sync and wgmma) become one 2-element
   // store when the destination has unit column stride and even offset and
   // row stride (checked at run time): whole 32-byte sectors per quad of lanes.
-  bool pairs = n % 2 == 0 && !r.swz.active() && r.dt != DType::kBool;
-  for (int e = 0; pairs && e < n; e += 2) {
+  // A swizzle that moves chunks of 2+ elements keeps each pair together.
+  bool pairs = elems.size() % 2 == 0 && (!r.swz.active() || r.swz.m >= 1) && r.dt != DType::kBool;
+  for (size_t k = 0; pairs && k < elems.size(); k += 2) {
+    int e = elems[k];
+    pairs = elems[k + 1] == e + 1 && e % 2 == 0;
     for (int l = 0; pairs && l < g.mma->warp_size; ++l) {
-      int r0, c0, r1, c1;
-      g.Coord(0, l, e, &r0, &c0);
-      g.Coord(0, l, e + 1, &r1, &c1);
-      pairs = r1 == r0 && c1 == c0 + 1 && c0 % 2 == 0;
+      int rr0, cc0, rr1, cc1;
+      g.Coord(0, l, e, &rr0, &cc0);
+      g.Coord(0, l, e + 1, &rr1, &cc1);
+      pairs = rr1 == rr0 && cc1 == cc0 + 1 && cc0 % 2 == 0;
     }
   }
   if (!pairs || vv.stride.size() != 2) return scalar();
@@ -1345,9 +1415,10 @@ absl::Status Emitter::StoreFragment(const ir::Op& op) {
   b_.CreateCondBr(ok, vec, sc);
   b_.SetInsertPoint(vec);
   Type* vt = llvm::FixedVectorType::get(MemTy(r.dt), 2);
-  for (int e = 0; e < n; e += 2) {
+  for (size_t k = 0; k < elems.size(); k += 2) {
+    int e = elems[k];
     Value *row, *col;
-    RETURN_IF_ERROR(FragCoord(op, fv, e, &row, &col));
+    RETURN_IF_ERROR(at(e, &row, &col));
     Value* x = llvm::UndefValue::get(vt);
     for (int i = 0; i < 2; ++i)
       x = b_.CreateInsertElement(x, Convert(FragGet(fv, e + i), DType::kF32, r.dt), uint64_t(i));
@@ -1522,6 +1593,41 @@ Value* Emitter::BarrierAddr(const ir::Op& op, int first) {
   return b_.CreateAdd(base, b_.CreateMul(Get(op.operands[first + 1]), C32(8)));
 }
 
+absl::Status Emitter::TmaOperands(const ir::Op& op, int v, Value** smem, Value** tmap) {
+  ASSIGN_OR_RETURN(Root r, RootOf(op, v));
+  if (r.kind != ViewFact::Root::kShared)
+    return LoweringError(m_, op.loc, "a TMA's tile side is in shared memory");
+  ViewVals vv = LoadView(v);
+  *smem = b_.CreateAdd(SharedAddr(r.base),
+                       b_.CreateTrunc(b_.CreateMul(vv.off, C64(Bytes(r.dt))), b_.getInt32Ty()));
+  auto it = tmaps_.find({op.ints[0], op.ints[1], op.ints[2], r.swz.active() ? 1 : 0});
+  if (it == tmaps_.end()) return LoweringError(m_, op.loc, "internal: no tensor map for this TMA");
+  *tmap = b_.CreatePtrToInt(it->second, b_.getInt64Ty());
+  return absl::OkStatus();
+}
+
+absl::Status Emitter::Epilogue(const ir::Op& op) {
+  switch (op.code) {
+    case OpCode::kTmaStore: {
+      Value *src, *tmap;
+      RETURN_IF_ERROR(TmaOperands(op, op.operands[0], &src, &tmap));
+      Value* c0 = b_.CreateMul(Get(op.operands[3]), C32(op.ints[2]));
+      Value* c1 = b_.CreateMul(Get(op.operands[2]), C32(op.ints[1]));
+      hopper::TmaStore2d(b_, tmap, c0, c1, src);
+      return absl::OkStatus();
+    }
+    case OpCode::kTmaStoreCommit:
+      hopper::BulkCommit(b_);
+      return absl::OkStatus();
+    case OpCode::kTmaStoreWait:
+      hopper::BulkWaitRead(b_, static_cast<int>(op.ints[0]));
+      return absl::OkStatus();
+    default:  // kWarpgroupBarrier: named barrier 1 + warp group (0 is barrier())
+      hopper::NamedBarrier(b_, b_.CreateAdd(b_.CreateUDiv(Tid(), C32(128)), C32(1)), 128);
+      return absl::OkStatus();
+  }
+}
+
 absl::Status Emitter::Hopper(const ir::Op& op) {
   switch (op.code) {
     case OpCode::kMbarrier: {
@@ -1551,18 +1657,8 @@ absl::Status Emitter::Hopper(const ir::Op& op) {
       hopper::MbarWait(b_, BarrierAddr(op, 0), Get(op.operands[2]));
       return absl::OkStatus();
     case OpCode::kTmaLoad: {
-      int dv = op.operands[1];
-      ASSIGN_OR_RETURN(Root r, RootOf(op, dv));
-      if (r.kind != ViewFact::Root::kShared)
-        return LoweringError(m_, op.loc, "tma_load writes shared memory");
-      ViewVals vv = LoadView(dv);
-      Value* dst =
-          b_.CreateAdd(SharedAddr(r.base),
-                       b_.CreateTrunc(b_.CreateMul(vv.off, C64(Bytes(r.dt))), b_.getInt32Ty()));
-      auto it = tmaps_.find({op.ints[0], op.ints[1], op.ints[2], r.swz.active() ? 1 : 0});
-      if (it == tmaps_.end())
-        return LoweringError(m_, op.loc, "internal: no tensor map for this tma_load");
-      Value* tmap = b_.CreatePtrToInt(it->second, b_.getInt64Ty());
+      Value *dst, *tmap;
+      RETURN_IF_ERROR(TmaOperands(op, op.operands[1], &dst, &tmap));
       Value* c0 = b_.CreateMul(Get(op.operands[5]), C32(op.ints[2]));
       Value* c1 = b_.CreateMul(Get(op.operands[4]), C32(op.ints[1]));
       hopper::TmaLoad2d(b_, dst, tmap, c0, c1, BarrierAddr(op, 2));
@@ -1759,13 +1855,15 @@ absl::StatusOr<LoweredKernel> LowerKernel(const ir::Module& m, const ir::Functio
   // a pointer to its 128 bytes in global memory (the launcher encodes it).
   std::vector<const ir::Op*> tma, mb, setreg;
   CollectAllocs(k.body, &tma, OpCode::kTmaLoad);
+  CollectAllocs(k.body, &tma, OpCode::kTmaStore);
   CollectAllocs(k.body, &mb, OpCode::kMbarrier);
   CollectAllocs(k.body, &setreg, OpCode::kSetMaxNReg);
   std::vector<std::array<int64_t, 4>> tmap_keys;
   if (!tma.empty()) {
     ASSIGN_OR_RETURN(std::vector<ViewFact> facts, AnalyzeViews(m, k));
     for (const ir::Op* op : tma) {
-      const ViewFact& f = facts[op->operands[1]];
+      // The shared side: tma_load's destination, tma_store's source.
+      const ViewFact& f = facts[op->operands[op->code == OpCode::kTmaStore ? 0 : 1]];
       bool swz = f.alloc && f.alloc->layout.swizzle.active();
       std::array<int64_t, 4> key{op->ints[0], op->ints[1], op->ints[2], swz ? 1 : 0};
       if (std::find(tmap_keys.begin(), tmap_keys.end(), key) != tmap_keys.end()) continue;

@@ -64,6 +64,22 @@ void TmaLoad2d(IRBuilder<>& b, Value* dst, Value* tmap, Value* c0, Value* c1, Va
       "r,l,r,r,r", {dst, tmap, c0, c1, bar});
 }
 
+void TmaStore2d(IRBuilder<>& b, Value* tmap, Value* c0, Value* c1, Value* src) {
+  Asm(b, b.getVoidTy(),
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];", "l,r,r,r",
+      {tmap, c0, c1, src});
+}
+
+void BulkCommit(IRBuilder<>& b) { Asm(b, b.getVoidTy(), "cp.async.bulk.commit_group;", "", {}); }
+
+void BulkWaitRead(IRBuilder<>& b, int n) {
+  Asm(b, b.getVoidTy(), absl::StrCat("cp.async.bulk.wait_group.read ", n, ";"), "", {});
+}
+
+void NamedBarrier(IRBuilder<>& b, Value* id, int threads) {
+  Asm(b, b.getVoidTy(), absl::StrCat("bar.sync $0, ", threads, ";"), "r", {id});
+}
+
 void PrefetchTensorMap(IRBuilder<>& b, Value* tmap) {
   Asm(b, b.getVoidTy(), "prefetch.tensormap [$0];", "l", {tmap});
 }

@@ -27,6 +27,15 @@ void MbarWait(llvm::IRBuilder<>& b, llvm::Value* bar, llvm::Value* parity);
 // innermost (column) element coordinate.
 void TmaLoad2d(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* tmap, llvm::Value* c0,
                llvm::Value* c1, llvm::Value* bar);
+// The TMA store epilogue: cp.async.bulk.tensor.2d global <- shared in the
+// thread's bulk async-group, its commit, and the wait until at most `n` of
+// the thread's groups still read shared memory (.read).
+void TmaStore2d(llvm::IRBuilder<>& b, llvm::Value* tmap, llvm::Value* c0, llvm::Value* c1,
+                llvm::Value* src);
+void BulkCommit(llvm::IRBuilder<>& b);
+void BulkWaitRead(llvm::IRBuilder<>& b, int n);
+// bar.sync id, threads: a named barrier for `threads` threads (a warp group).
+void NamedBarrier(llvm::IRBuilder<>& b, llvm::Value* id, int threads);
 void PrefetchTensorMap(llvm::IRBuilder<>& b, llvm::Value* tmap);
 void FenceProxyAsync(llvm::IRBuilder<>& b);
 void SetMaxNReg(llvm::IRBuilder<>& b, int regs, bool increase);

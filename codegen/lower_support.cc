@@ -104,6 +104,10 @@ class SupportPass {
       case OpCode::kWgmma:
       case OpCode::kWgmmaCommit:
       case OpCode::kWgmmaWait:
+      case OpCode::kTmaStore:
+      case OpCode::kTmaStoreCommit:
+      case OpCode::kTmaStoreWait:
+      case OpCode::kWarpgroupBarrier:
         if (amd) {
           return Lacks(op, absl::StrCat(ir::OpCodeName(op.code), " is a Hopper (sm_90a) operation"),
                        "write the AMD variant with mfma_* fragments and copy_async");

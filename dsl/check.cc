@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -199,6 +200,10 @@ const std::set<std::string>& Builtins() {
                                           "mbarrier_arrive_expect_tx",
                                           "mbarrier_wait",
                                           "tma_load",
+                                          "tma_store",
+                                          "tma_store_commit",
+                                          "tma_store_wait",
+                                          "warpgroup_barrier",
                                           "fence_proxy_async",
                                           "setmaxnreg",
                                           "wgmma_operand",
@@ -377,6 +382,22 @@ class FnLowering {
     }
     return absl::OkStatus();
   }
+  // A TMA's global side, written T.tile((r, c), (i, j)) of a tensor parameter:
+  // the tensor map is per (tensor, box), the coordinates are the tile indices.
+  struct TmaTile {
+    int tensor = -1, view = -1, coord0 = -1, coord1 = -1;
+    int64_t box0 = 0, box1 = 0;
+  };
+  absl::StatusOr<TmaTile> TmaTensorTile(const Expr& se, const char* what, const char* hint);
+  // The shared side of a TMA: a shared view of the tile's shape and dtype.
+  absl::Status TmaSharedSide(const TmaTile& tt, int view, Loc loc, const char* what,
+                             const char* hint);
+  // tma_store / tma_store_commit / tma_store_wait / warpgroup_barrier
+  // (docs/dsl.md "TMA store epilogue"); nullopt for other names.
+  absl::StatusOr<std::optional<Val>> EpilogueBuiltin(const std::string& name, const Expr& e);
+  // store(acc, dst, at=(i, j)): the dst-shaped sub-tile (i, j) of a wgmma
+  // accumulator, aligned to its warp groups' parts.
+  absl::StatusOr<Val> StoreFragmentPart(int acc, int dst, const Expr& de, const Expr& at, Loc loc);
   // `bars[i]` (or a one-barrier array `bars`) -> (barrier array var, index var).
   absl::StatusOr<std::pair<int, int>> BarrierArg(const Expr& e);
 
@@ -2303,53 +2324,21 @@ absl::StatusOr<Val> FnLowering::Builtin(const std::string& name, const Expr& e) 
     RETURN_IF_ERROR(RequireKernel(loc, "tma_load()"));
     RETURN_IF_ERROR(RequireHopper(loc, name));
     ASSIGN_OR_RETURN(auto a, args_of({"src", "dst", "barrier"}));
-    // The source must be written T.tile((r, c), (i, j)) of a tensor parameter:
-    // the tensor map is per (tensor, box), the coordinates are the tile indices.
-    const Expr& se = *a[0];
-    int tensor = -1;
-    if (se.kind == ExprKind::kCall && !se.args.empty() && se.args[0]->kind == ExprKind::kAttr &&
-        se.args[0]->name == "tile" && se.args[0]->args.size() == 1 &&
-        se.args[0]->args[0]->kind == ExprKind::kName) {
-      for (size_t i = 0; i < f_->tensors.size(); ++i) {
-        if (f_->tensors[i].name == se.args[0]->args[0]->name) tensor = static_cast<int>(i);
-      }
-    }
-    if (tensor < 0)
-      return Err(se.loc,
-                 "tma_load's source must be T.tile((rows, cols), (i, j)) of a tensor parameter",
-                 "write tma_load(A.tile((BM, BK), (bm, k)), sA[s], full[s])");
-    ASSIGN_OR_RETURN(Val sv, Eval(se));
+    ASSIGN_OR_RETURN(TmaTile tt,
+                     TmaTensorTile(*a[0], "tma_load's source",
+                                   "write tma_load(A.tile((BM, BK), (bm, k)), sA[s], full[s])"));
     ASSIGN_OR_RETURN(Val dv, Eval(*a[1]));
-    ASSIGN_OR_RETURN(int src, ViewVar(sv, se.loc, "tma_load source"));
     ASSIGN_OR_RETURN(int dst, ViewVar(dv, a[1]->loc, "tma_load destination"));
     ASSIGN_OR_RETURN(auto bar, BarrierArg(*a[2]));
-    // The tile op just emitted holds [tensor, i, j] and the box shape.
-    const ir::Op* tile = nullptr;
-    for (auto it = cur_->rbegin(); it != cur_->rend(); ++it) {
-      if (it->result == src) {
-        tile = &*it;
-        break;
-      }
-    }
-    const Type st = TypeOf(src), dt = TypeOf(dst);
-    if (!tile || tile->code != OpCode::kTile || tile->operands.size() != 3 || st.rank() != 2)
-      return Err(se.loc, "tma_load copies 2-D tiles of a rank-2 tensor",
-                 "write T.tile((rows, cols), (i, j))");
-    if (dt.space != Space::kShared || dt.rank() != 2 || dt.shape != st.shape ||
-        dt.dtype != st.dtype) {
-      return Err(a[1]->loc,
-                 absl::StrCat("tma_load destination must be a shared ", st.ToString(),
-                              " view, found ", dt.ToString()),
-                 "index the stage: sA[s]");
-    }
-    if (st.shape[0] > 256 || st.shape[1] > 256)
-      return Err(se.loc, absl::StrCat("a TMA box is at most 256 per dim, got ", st.ToString()),
-                 "split the tile into several tma_loads");
-    std::vector<int> ops = {src, dst, bar.first, bar.second, tile->operands[1], tile->operands[2]};
+    RETURN_IF_ERROR(
+        TmaSharedSide(tt, dst, a[1]->loc, "tma_load destination", "index the stage: sA[s]"));
+    std::vector<int> ops = {tt.view, dst, bar.first, bar.second, tt.coord0, tt.coord1};
     ir::Op& op = Emit(OpCode::kTmaLoad, loc, -1, ops);
-    op.ints = {tensor, st.shape[0], st.shape[1]};
+    op.ints = {tt.tensor, tt.box0, tt.box1};
     return Val::None(loc);
   }
+  ASSIGN_OR_RETURN(std::optional<Val> epi, EpilogueBuiltin(name, e));
+  if (epi) return *epi;
   if (name == "fence_proxy_async") {
     RETURN_IF_ERROR(RequireKernel(loc, "fence_proxy_async()"));
     RETURN_IF_ERROR(RequireHopper(loc, name));
@@ -2483,7 +2472,7 @@ absl::StatusOr<Val> FnLowering::Builtin(const std::string& name, const Expr& e) 
   }
   if (name == "store") {
     RETURN_IF_ERROR(RequireKernel(loc, "store()"));
-    ASSIGN_OR_RETURN(auto a, args_of({"acc", "dst"}));
+    ASSIGN_OR_RETURN(auto a, args_of({"acc", "dst", "at?"}));
     ASSIGN_OR_RETURN(Val cv, Eval(*a[0]));
     ASSIGN_OR_RETURN(Val dv, Eval(*a[1]));
     ASSIGN_OR_RETURN(int acc, FragVar(cv, a[0]->loc, "stored fragment"));
@@ -2492,6 +2481,7 @@ absl::StatusOr<Val> FnLowering::Builtin(const std::string& name, const Expr& e) 
     const Type& dt = TypeOf(dst);
     if (c.role != FragRole::kAcc)
       return Err(a[0]->loc, "store() writes accumulators", "store the fragment(...) result");
+    if (a[2]) return StoreFragmentPart(acc, dst, *a[1], *a[2], loc);
     if (dt.rank() != 2 || dt.shape[0] != c.bm || dt.shape[1] != c.bn) {
       return Err(a[1]->loc,
                  absl::StrCat("store destination is ", dt.ToString(), ", the accumulator is ", c.bm,
@@ -2643,6 +2633,134 @@ absl::StatusOr<Val> FnLowering::Builtin(const std::string& name, const Expr& e) 
 }
 
 // ---- statements -----------------------------------------------------------------
+
+absl::StatusOr<FnLowering::TmaTile> FnLowering::TmaTensorTile(const Expr& se, const char* what,
+                                                              const char* hint) {
+  TmaTile tt;
+  if (se.kind == ExprKind::kCall && !se.args.empty() && se.args[0]->kind == ExprKind::kAttr &&
+      se.args[0]->name == "tile" && se.args[0]->args.size() == 1 &&
+      se.args[0]->args[0]->kind == ExprKind::kName) {
+    for (size_t i = 0; i < f_->tensors.size(); ++i) {
+      if (f_->tensors[i].name == se.args[0]->args[0]->name) tt.tensor = static_cast<int>(i);
+    }
+  }
+  if (tt.tensor < 0)
+    return Err(se.loc,
+               absl::StrCat(what, " must be T.tile((rows, cols), (i, j)) of a tensor parameter"),
+               hint);
+  ASSIGN_OR_RETURN(Val sv, Eval(se));
+  ASSIGN_OR_RETURN(tt.view, ViewVar(sv, se.loc, what));
+  // The tile op just emitted holds [tensor, i, j] and the box shape.
+  const ir::Op* tile = nullptr;
+  for (auto it = cur_->rbegin(); it != cur_->rend(); ++it) {
+    if (it->result == tt.view) {
+      tile = &*it;
+      break;
+    }
+  }
+  const Type st = TypeOf(tt.view);
+  if (!tile || tile->code != OpCode::kTile || tile->operands.size() != 3 || st.rank() != 2)
+    return Err(se.loc, "a TMA copies 2-D tiles of a rank-2 tensor",
+               "write T.tile((rows, cols), (i, j))");
+  if (st.shape[0] > 256 || st.shape[1] > 256)
+    return Err(se.loc, absl::StrCat("a TMA box is at most 256 per dim, got ", st.ToString()),
+               "split the tile into several TMAs");
+  tt.coord0 = tile->operands[1];
+  tt.coord1 = tile->operands[2];
+  tt.box0 = st.shape[0];
+  tt.box1 = st.shape[1];
+  return tt;
+}
+
+absl::Status FnLowering::TmaSharedSide(const TmaTile& tt, int view, Loc loc, const char* what,
+                                       const char* hint) {
+  const Type st = TypeOf(tt.view), dt = TypeOf(view);
+  if (dt.space != Space::kShared || dt.rank() != 2 || dt.shape != st.shape ||
+      dt.dtype != st.dtype) {
+    return Err(
+        loc,
+        absl::StrCat(what, " must be a shared ", st.ToString(), " view, found ", dt.ToString()),
+        hint);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<Val>> FnLowering::EpilogueBuiltin(const std::string& name,
+                                                               const Expr& e) {
+  Loc loc = e.loc;
+  if (name == "tma_store") {
+    RETURN_IF_ERROR(RequireKernel(loc, "tma_store()"));
+    RETURN_IF_ERROR(RequireHopper(loc, name));
+    ASSIGN_OR_RETURN(auto a, BindArgs(e, name, {"src", "dst"}));
+    ASSIGN_OR_RETURN(Val sv, Eval(*a[0]));
+    ASSIGN_OR_RETURN(int src, ViewVar(sv, a[0]->loc, "tma_store source"));
+    ASSIGN_OR_RETURN(TmaTile tt, TmaTensorTile(*a[1], "tma_store's destination",
+                                               "write tma_store(sC[b], C.tile((64, 32), (i, j)))"));
+    RETURN_IF_ERROR(
+        TmaSharedSide(tt, src, a[0]->loc, "tma_store source", "store the sub-tile first"));
+    ir::Op& op = Emit(OpCode::kTmaStore, loc, -1, {src, tt.view, tt.coord0, tt.coord1});
+    op.ints = {tt.tensor, tt.box0, tt.box1};
+    return Val::None(loc);
+  }
+  if (name == "tma_store_commit" || name == "warpgroup_barrier") {
+    RETURN_IF_ERROR(RequireKernel(loc, absl::StrCat(name, "()")));
+    RETURN_IF_ERROR(RequireHopper(loc, name));
+    RETURN_IF_ERROR(BindArgs(e, name, {}).status());
+    if (name == "warpgroup_barrier" && f_->threads % 128 != 0)
+      return Err(loc,
+                 absl::StrCat("warpgroup_barrier() needs whole warp groups: threads=", f_->threads,
+                              " is not a multiple of 128"),
+                 "launch 128, 256, 384, ... threads");
+    Emit(name == "tma_store_commit" ? OpCode::kTmaStoreCommit : OpCode::kWarpgroupBarrier, loc);
+    return Val::None(loc);
+  }
+  if (name == "tma_store_wait") {
+    RETURN_IF_ERROR(RequireKernel(loc, "tma_store_wait()"));
+    RETURN_IF_ERROR(RequireHopper(loc, name));
+    ASSIGN_OR_RETURN(auto a, BindArgs(e, name, {"n"}));
+    ASSIGN_OR_RETURN(int64_t n, ConstInt(*a[0], "tma_store_wait count"));
+    if (n < 0 || n > 63)
+      return Err(a[0]->loc, absl::StrCat("tma_store_wait count must be 0..63, got ", n),
+                 "the number of store groups left in flight, e.g. BUFS - 1");
+    Emit(OpCode::kTmaStoreWait, loc).ints = {n};
+    return Val::None(loc);
+  }
+  return std::optional<Val>();
+}
+
+absl::StatusOr<Val> FnLowering::StoreFragmentPart(int acc, int dst, const Expr& de, const Expr& at,
+                                                  Loc loc) {
+  const ir::FragType c = TypeOf(acc).frag;
+  const Type dt = TypeOf(dst);
+  if (!c.mma->wgmma)
+    return Err(loc, "store(..., at=) takes a wgmma accumulator",
+               "store whole mma.sync/MFMA accumulators");
+  std::vector<int> part;
+  if (dt.rank() != 2 || dt.shape[0] <= 0 || dt.shape[1] <= 0 ||
+      !c.Geom().PartIndex(static_cast<int>(dt.shape[0]), static_cast<int>(dt.shape[1]), &part)) {
+    return Err(de.loc,
+               absl::StrCat("store destination ", dt.ToString(), " is not a sub-tile of the ", c.bm,
+                            "x", c.bn, " accumulator aligned to its warp groups' ", c.bm / c.wm,
+                            "x", c.bn / c.wn, " parts"),
+               "rows a multiple of 64 dividing BM/WM, columns a multiple of 8 dividing BN/WN");
+  }
+  ASSIGN_OR_RETURN(Val av, Eval(at));
+  if (av.k != Val::K::kTuple || av.elems.size() != 2)
+    return Err(at.loc, "at= takes the sub-tile's (row, col) tile indices",
+               "write at=(warpgroup_id() - 1, j)");
+  std::vector<int> ops = {acc, dst};
+  for (int d = 0; d < 2; ++d) {
+    const Val& x = av.elems[d];
+    int64_t n = (d == 0 ? c.bm : c.bn) / dt.shape[d];
+    if (x.k == Val::K::kInt && (x.i < 0 || x.i >= n))
+      return Err(at.loc, absl::StrCat("sub-tile index ", x.i, " is out of range 0..", n - 1),
+                 "index the accumulator's sub-tiles");
+    ASSIGN_OR_RETURN(int v, Coerce(x, DType::kI32, at.loc, "sub-tile index"));
+    ops.push_back(v);
+  }
+  Emit(OpCode::kStoreFragment, loc, -1, ops);
+  return Val::None(loc);
+}
 
 absl::Status FnLowering::Stmts(const std::vector<StmtPtr>& body) {
   for (const StmtPtr& s : body) RETURN_IF_ERROR(Statement(*s));

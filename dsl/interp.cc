@@ -52,6 +52,11 @@ struct Buffer {
   std::vector<int64_t> tma_phase;
   // Per element: queued wgmmas that will read it (empty until the first).
   std::vector<int32_t> wgmma_readers;
+  // Per element: tma_stores that may still read it (not yet covered by a
+  // tma_store_wait of their thread; empty until the first), and the line of
+  // the latest of them.
+  std::vector<int32_t> bulk_readers;
+  std::vector<int32_t> bulk_line;
 };
 
 struct View {
@@ -123,13 +128,19 @@ enum class I : uint8_t {
   kWgmma,  // warp-group synchronising (with commit and wait)
   kWgmmaCommit,
   kWgmmaWait,
+  kTmaStore,
+  kTmaStoreCommit,
+  kTmaStoreWait,
+  kWgBarrier,  // warp-group synchronising
 };
 
 bool IsWarpSync(I c) {
   return c == I::kShfl || c == I::kWarpReduce || c == I::kMma || c == I::kFragRowReduce;
 }
 bool IsBlockSync(I c) { return c == I::kBarrier || c == I::kBlockReduce || c == I::kMbarInit; }
-bool IsGroupSync(I c) { return c == I::kWgmma || c == I::kWgmmaCommit || c == I::kWgmmaWait; }
+bool IsGroupSync(I c) {
+  return c == I::kWgmma || c == I::kWgmmaCommit || c == I::kWgmmaWait || c == I::kWgBarrier;
+}
 
 struct Insn {
   I code;
@@ -170,6 +181,12 @@ struct PendingMma {
   const ir::Op* op;
   View a, b;
 };
+// The shared elements one tma_store reads until a tma_store_wait covers it.
+struct BulkRead {
+  Buffer* buf;
+  std::vector<int64_t> phys;
+  const ir::Op* op;  // the tma_store
+};
 struct GroupState {
   std::vector<PendingMma> open;
   std::deque<std::vector<PendingMma>> groups;
@@ -194,6 +211,8 @@ struct Thread {
   std::vector<Buffer> locals;
   std::vector<Pending> open;
   std::deque<std::vector<Pending>> groups;
+  std::vector<BulkRead> bulk_open;  // tma_stores since the last tma_store_commit
+  std::deque<std::vector<BulkRead>> bulk_groups;
 };
 
 class Machine {
@@ -228,6 +247,15 @@ class Machine {
                           int64_t tx_done);
   absl::StatusOr<Mbar*> MbarOf(const Thread& t, const ir::Op* op, int64_t bars, int64_t idx);
   absl::Status TmaLoad(Thread& t, const Insn& in);
+  // The TMA store epilogue (docs/dsl.md "TMA store epilogue").
+  absl::Status CheckTmaGlobal(const Thread& t, const ir::Op* op, const View& g) const;
+  absl::Status CheckTmaShared(const Thread& t, const ir::Op* op, const View& v,
+                              const char* what) const;
+  absl::Status TmaStore(Thread& t, const Insn& in);
+  void TmaStoreWait(Thread& t, int64_t n);
+  // Error when shared element `p` of `b` is written while a tma_store may
+  // still read it.
+  absl::Status CheckBulkFree(const Thread& t, const ir::Op* op, const Buffer& b, int64_t p) const;
   absl::Status CheckWgmmaView(const Thread& t, const ir::Op* op, const View& v, bool is_a) const;
   absl::Status CheckAccFree(const Thread& t, const ir::Op* op, int frag) const;
   // Fragment math (thread-local ops and the warp's row reductions).
@@ -456,6 +484,19 @@ void Machine::CompileBlock(const ir::Block& b, int fn) {
         in.code = I::kWgmmaWait;
         in.imm = op.ints[0];
         break;
+      case OpCode::kTmaStore:
+        in.code = I::kTmaStore;
+        break;
+      case OpCode::kTmaStoreCommit:
+        in.code = I::kTmaStoreCommit;
+        break;
+      case OpCode::kTmaStoreWait:
+        in.code = I::kTmaStoreWait;
+        in.imm = op.ints[0];
+        break;
+      case OpCode::kWarpgroupBarrier:
+        in.code = I::kWgBarrier;
+        break;
       case OpCode::kFenceProxyAsync:
       case OpCode::kSetMaxNReg:
       case OpCode::kHint:
@@ -683,6 +724,7 @@ absl::Status Machine::Copy(Thread& t, const Insn& in) {
     RETURN_IF_ERROR(Access(t, &op, s, ix, rank, &ps));
     RETURN_IF_ERROR(Access(t, &op, d, ix, rank, &pd));
     Slot v = Convert(s.buf->data[ps], sdt, ddt);
+    if (!d.buf->bulk_readers.empty()) RETURN_IF_ERROR(CheckBulkFree(t, &op, *d.buf, pd));
     if (async)
       t.open.push_back(Pending{d.buf, pd, v});
     else
@@ -1049,6 +1091,10 @@ absl::Status Machine::RunThread(Thread& t) {
         bool oob = false;
         absl::Status st = Access(t, &op, v, idx, n, &p, in.code == I::kBufferLoad, &oob);
         if (!st.ok()) return fail(st);
+        if (in.code == I::kStore && !v.buf->bulk_readers.empty()) {
+          st = CheckBulkFree(t, &op, *v.buf, p);
+          if (!st.ok()) return fail(st);
+        }
         if (in.code == I::kStore)
           v.buf->data[p] = s[op.operands[1]];
         else if (oob)
@@ -1112,19 +1158,40 @@ absl::Status Machine::RunThread(Thread& t) {
         int fs = frag_slot_[op.operands[0]];
         if (t.frag_pending[fs] > 0) return fail(CheckAccFree(t, &op, fs));
         const std::vector<float>& fr = t.frags[fs];
+        bool part = op.operands.size() == 4;
         int unit, ul;
         if (!g.Locate(t.tid, &unit, &ul)) {
+          if (part) break;  // holds none of the sub-tile
           return fail(Err(t, &op,
                           absl::StrCat("this thread holds no part of the accumulator (its ",
                                        g.mma->wgmma ? "warp groups are " : "warps are ", g.first,
                                        "..", g.first + g.wm * g.wn - 1, ")")));
         }
+        // store(acc, dst, at=(i, j)): the elements in rows [i*h, i*h+h) and
+        // columns [j*w, j*w+w), written relative to the sub-tile.
+        int64_t r0 = 0, c0 = 0, h = g.bm, w = g.bn;
+        if (part) {
+          h = v.shape[0];
+          w = v.shape[1];
+          r0 = s[op.operands[2]].i * h;
+          c0 = s[op.operands[3]].i * w;
+          if (r0 < 0 || r0 >= g.bm || c0 < 0 || c0 >= g.bn)
+            return fail(
+                Err(t, &op,
+                    absl::StrCat("sub-tile (", s[op.operands[2]].i, ", ", s[op.operands[3]].i,
+                                 ") is outside the ", g.bm, "x", g.bn, " accumulator")));
+        }
         for (int e = 0; e < g.PerLane(); ++e) {
           int r, c;
           g.Coord(unit, ul, e, &r, &c);
-          int64_t idx[2] = {r, c}, p;
+          if (r < r0 || r >= r0 + h || c < c0 || c >= c0 + w) continue;
+          int64_t idx[2] = {r - r0, c - c0}, p;
           absl::Status st = Access(t, &op, v, idx, 2, &p);
           if (!st.ok()) return fail(st);
+          if (!v.buf->bulk_readers.empty()) {
+            st = CheckBulkFree(t, &op, *v.buf, p);
+            if (!st.ok()) return fail(st);
+          }
           Slot x;
           x.f = fr[e];
           v.buf->data[p] = Convert(x, DType::kF32, v.buf->dt);
@@ -1162,6 +1229,18 @@ absl::Status Machine::RunThread(Thread& t) {
         if (!st.ok()) return fail(st);
         break;
       }
+      case I::kTmaStore: {
+        absl::Status st = TmaStore(t, in);
+        if (!st.ok()) return fail(st);
+        break;
+      }
+      case I::kTmaStoreCommit:
+        t.bulk_groups.push_back(std::move(t.bulk_open));
+        t.bulk_open.clear();
+        break;
+      case I::kTmaStoreWait:
+        TmaStoreWait(t, in.imm);
+        break;
       case I::kWgmmaOperand: {
         const ir::Op& op = *in.op;
         const View& v = t.views[view_slot_[op.operands[0]]];
@@ -1174,6 +1253,7 @@ absl::Status Machine::RunThread(Thread& t) {
       case I::kWgmma:
       case I::kWgmmaCommit:
       case I::kWgmmaWait:
+      case I::kWgBarrier:
       case I::kShfl:
       case I::kWarpReduce:
       case I::kBlockReduce:
@@ -1542,27 +1622,8 @@ absl::Status Machine::TmaLoad(Thread& t, const Insn& in) {
   const View& dst = t.views[view_slot_[op.operands[1]]];
   ASSIGN_OR_RETURN(Mbar * b, MbarOf(t, &op, s[op.operands[2]].i, s[op.operands[3]].i));
   int64_t bytes = DTypeBytes(dst.buf->dt);
-  // What the copy engine needs (and codegen assumes): row-major tiles, 16-byte
-  // global row pitch, and a shared layout the tensor map's swizzle produces.
-  if (src.stride[1] != 1 || (src.stride[0] * bytes) % 16 != 0) {
-    return Err(
-        t, &op,
-        absl::StrCat("TMA needs a row-major source with a row pitch of a multiple of 16 "
-                     "bytes; ",
-                     src.buf->name, " has strides (", src.stride[0], ", ", src.stride[1], ")"));
-  }
-  const Swizzle& z = dst.buf->swz;
-  bool sw128 = z.b == 3 && z.m == 3 && z.s == 3 && bytes == 2;
-  if (dst.stride[1] != 1 || dst.stride[0] != dst.shape[1] ||
-      (z.active() ? !sw128 || dst.shape[1] * bytes != 128 || (dst.off * bytes) % 1024 != 0
-                  : (dst.shape[1] * bytes) % 16 != 0 || (dst.off * bytes) % 128 != 0)) {
-    return Err(t, &op,
-               absl::StrCat("TMA destination ", dst.buf->name,
-                            " must be a contiguous row-major tile with either Swizzle(3, 3, 3), "
-                            "128-byte rows and a 1024-byte aligned start, or no swizzle, rows "
-                            "of a multiple of 16 bytes and a 128-byte aligned start (rows of ",
-                            dst.shape[1] * bytes, " bytes at byte offset ", dst.off * bytes, ")"));
-  }
+  RETURN_IF_ERROR(CheckTmaGlobal(t, &op, src));
+  RETURN_IF_ERROR(CheckTmaShared(t, &op, dst, "destination"));
   int64_t n = 0;
   for (int64_t i = 0; i < src.shape[0]; ++i) {
     for (int64_t j = 0; j < src.shape[1]; ++j) {
@@ -1574,6 +1635,92 @@ absl::Status Machine::TmaLoad(Thread& t, const Insn& in) {
     }
   }
   return MbarArrive(t, &op, *b, 0, n * bytes);
+}
+
+// What the copy engine needs (and codegen assumes): row-major global tiles
+// with a 16-byte row pitch.
+absl::Status Machine::CheckTmaGlobal(const Thread& t, const ir::Op* op, const View& g) const {
+  int64_t bytes = DTypeBytes(g.buf->dt);
+  if (g.stride[1] != 1 || (g.stride[0] * bytes) % 16 != 0) {
+    return Err(
+        t, op,
+        absl::StrCat("TMA needs a row-major global tile with a row pitch of a multiple of 16 "
+                     "bytes; ",
+                     g.buf->name, " has strides (", g.stride[0], ", ", g.stride[1], ")"));
+  }
+  return absl::OkStatus();
+}
+
+// The shared side: a layout the tensor map's swizzle produces (the 128-byte
+// swizzle is Swizzle(3, 3, 3) for 2-byte and Swizzle(3, 2, 3) for 4-byte
+// elements: 16-byte chunks XOR the row within 8 rows of 128 bytes).
+absl::Status Machine::CheckTmaShared(const Thread& t, const ir::Op* op, const View& v,
+                                     const char* what) const {
+  int64_t bytes = DTypeBytes(v.buf->dt);
+  const Swizzle& z = v.buf->swz;
+  bool sw128 = z.b == 3 && z.s == 3 && (bytes == 2 ? z.m == 3 : bytes == 4 && z.m == 2);
+  if (v.stride[1] != 1 || v.stride[0] != v.shape[1] ||
+      (z.active() ? !sw128 || v.shape[1] * bytes != 128 || (v.off * bytes) % 1024 != 0
+                  : (v.shape[1] * bytes) % 16 != 0 || (v.off * bytes) % 128 != 0)) {
+    return Err(t, op,
+               absl::StrCat("TMA ", what, " ", v.buf->name,
+                            " must be a contiguous row-major tile with either the 128-byte swizzle "
+                            "(Swizzle(3, 3, 3) for 2-byte, Swizzle(3, 2, 3) for 4-byte elements), "
+                            "128-byte rows and a 1024-byte aligned start, or no swizzle, rows "
+                            "of a multiple of 16 bytes and a 128-byte aligned start (rows of ",
+                            v.shape[1] * bytes, " bytes at byte offset ", v.off * bytes, ")"));
+  }
+  return absl::OkStatus();
+}
+
+// The copy engine reads the shared tile some time before the tma_store_wait
+// that covers it: the interpreter reads it at the issue (a tile not yet fully
+// written — a missing warpgroup_barrier — stores stale data) and reports any
+// write to it until that wait (a buffer reused too early).
+absl::Status Machine::TmaStore(Thread& t, const Insn& in) {
+  const ir::Op& op = *in.op;
+  const View& src = t.views[view_slot_[op.operands[0]]];
+  const View& dst = t.views[view_slot_[op.operands[1]]];
+  RETURN_IF_ERROR(CheckTmaGlobal(t, &op, dst));
+  RETURN_IF_ERROR(CheckTmaShared(t, &op, src, "source"));
+  Buffer& b = *src.buf;
+  if (b.bulk_readers.empty()) {
+    b.bulk_readers.assign(b.data.size(), 0);
+    b.bulk_line.assign(b.data.size(), 0);
+  }
+  BulkRead br{&b, {}, &op};
+  for (int64_t i = 0; i < src.shape[0]; ++i) {
+    for (int64_t j = 0; j < src.shape[1]; ++j) {
+      int64_t idx[2] = {i, j}, ps, pd;
+      RETURN_IF_ERROR(Access(t, &op, src, idx, 2, &ps));
+      RETURN_IF_ERROR(Access(t, &op, dst, idx, 2, &pd));
+      dst.buf->data[pd] = Convert(b.data[ps], b.dt, dst.buf->dt);
+      b.bulk_readers[ps]++;
+      b.bulk_line[ps] = op.loc.line;
+      br.phys.push_back(ps);
+    }
+  }
+  t.bulk_open.push_back(std::move(br));
+  return absl::OkStatus();
+}
+
+void Machine::TmaStoreWait(Thread& t, int64_t n) {
+  while (static_cast<int64_t>(t.bulk_groups.size()) > n) {
+    for (const BulkRead& br : t.bulk_groups.front()) {
+      for (int64_t p : br.phys) br.buf->bulk_readers[p]--;
+    }
+    t.bulk_groups.pop_front();
+  }
+}
+
+absl::Status Machine::CheckBulkFree(const Thread& t, const ir::Op* op, const Buffer& b,
+                                    int64_t p) const {
+  if (b.bulk_readers[p] == 0) return absl::OkStatus();
+  return Err(t, op,
+             absl::StrCat("shared memory ", b.name, " written while the tma_store at line ",
+                          b.bulk_line[p],
+                          " may still read it: tma_store_wait() for that store's group first "
+                          "(and a warpgroup_barrier() to tell the other writers)"));
 }
 
 absl::Status Machine::CheckWgmmaView(const Thread& t, const ir::Op* op, const View& v,
@@ -1631,6 +1778,7 @@ absl::Status Machine::ExecGroup(std::vector<Thread*>& lanes, const Insn& in) {
     MarkReads(pm.b, 1);
     return absl::OkStatus();
   }
+  if (in.code == I::kWgBarrier) return absl::OkStatus();  // all 128 threads are here
   if (in.code == I::kWgmmaCommit) {
     gs.groups.push_back(std::move(gs.open));
     gs.open.clear();
@@ -1959,6 +2107,8 @@ absl::Status Machine::Launch(std::vector<HostTensor>* tensors, RunStats* stats) 
           for (Buffer& b : t.locals) Garbage(&b);
           t.open.clear();
           t.groups.clear();
+          t.bulk_open.clear();
+          t.bulk_groups.clear();
           std::fill(t.frag_pending.begin(), t.frag_pending.end(), 0);
           t.seen.assign(nmbars_, 0);
         }
@@ -2072,6 +2222,19 @@ absl::Status Machine::Launch(std::vector<HostTensor>* tensors, RunStats* stats) 
             }
           }
           return Err(f, fin.op, "deadlock at a synchronising op");
+        }
+        for (Thread& t : threads_) {
+          if (!t.bulk_open.empty() || !t.bulk_groups.empty()) {
+            const ir::Op* last = !t.bulk_open.empty()           ? t.bulk_open.back().op
+                                 : t.bulk_groups.back().empty() ? nullptr
+                                                                : t.bulk_groups.back().back().op;
+            return Err(t, last,
+                       absl::StrCat("the block ended with ",
+                                    t.bulk_groups.size() + (t.bulk_open.empty() ? 0 : 1),
+                                    " tma_store group(s) of this thread not waited for (its shared "
+                                    "memory would be released while the copy engine reads it): "
+                                    "tma_store_commit() and tma_store_wait(0) before the end"));
+          }
         }
         for (size_t i = 0; i < mbars_.size(); ++i) {
           for (size_t j = 0; j < mbars_[i].size(); ++j) {

@@ -226,6 +226,44 @@ TEST_CASE("persistent wgmma GEMM (grouped tile order, stage ring across tiles)")
   CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
 }
 
+TEST_CASE("TMA-store epilogue GEMM (acc -> swizzled shared sub-tiles -> tma_store)") {
+  for (auto consts : std::vector<std::map<std::string, std::string>>{
+           {{"SMS", "5"}, {"GROUP", "2"}, {"STAGES", "3"}},
+           {{"SMS", "3"}, {"EBUFS", "4"}, {"BN", "128"}}}) {
+    auto r =
+        RunExample("gemm_wgmma_tma_store.py", "", {{"M", 384}, {"N", 768}, {"K", 256}}, consts);
+    INFO(r.status().message());
+    REQUIRE(r.ok());
+    CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
+  }
+}
+
+TEST_CASE("TMA-store epilogue hazards are reported") {
+  std::string text = ReadFile(ExamplePath("gemm_wgmma_tma_store.py"));
+  std::map<std::string, int64_t> dims = {{"M", 256}, {"N", 512}, {"K", 128}};
+  std::map<std::string, std::string> consts = {{"SMS", "3"}};
+  auto fails_with = [&](const std::string& patched, const std::string& what) {
+    auto r = RunText("epi.py", patched, "", dims, consts);
+    REQUIRE(!r.ok());
+    std::string msg(r.status().message());
+    INFO(msg);
+    CHECK(msg.find(what) != std::string::npos);
+  };
+  SECTION("a buffer rewritten before its store was waited for") {
+    fails_with(Patch(text, "tma_store_wait(EBUFS - 1)", "tma_store_wait(EBUFS)"),
+               "written while the tma_store at line");
+  }
+  SECTION("the elected thread stores before the other writers are done") {
+    fails_with(Patch(text, "fence_proxy_async()\n                warpgroup_barrier()",
+                     "fence_proxy_async()"),
+               "written while the tma_store at line");
+  }
+  SECTION("stores still in flight at the end") {
+    fails_with(Patch(text, "            tma_store_wait(0)", "            pass"),
+               "tma_store group(s) of this thread not waited for");
+  }
+}
+
 TEST_CASE("ping-pong wgmma GEMM (one warp group per tile, alternating)") {
   for (auto consts : std::vector<std::map<std::string, std::string>>{
            {{"SMS", "3"}, {"GROUP", "2"}},

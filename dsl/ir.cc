@@ -193,6 +193,14 @@ const char* OpCodeName(OpCode c) {
       return "wgmma_commit";
     case OpCode::kWgmmaWait:
       return "wgmma_wait";
+    case OpCode::kTmaStore:
+      return "tma_store";
+    case OpCode::kTmaStoreCommit:
+      return "tma_store_commit";
+    case OpCode::kTmaStoreWait:
+      return "tma_store_wait";
+    case OpCode::kWarpgroupBarrier:
+      return "warpgroup_barrier";
     case OpCode::kCall:
       return "call";
     case OpCode::kReturn:

@@ -135,7 +135,8 @@ enum class OpCode : uint8_t {
   kLoadFragment,   // operands [src, acc]; result fragment (role A/B); name:
                    // "load_fragment"|"ldmatrix"
   kMma,            // operands [acc, a, b]; acc += a @ b; name: op spelling
-  kStoreFragment,  // operands [acc, dst]
+  kStoreFragment,  // operands [acc, dst] or [acc, dst, i, j]: the (h, w) = dst-shaped
+                   // sub-tile (i, j) of acc; each thread writes the elements it holds
   // Elementwise fragment math (docs/dsl.md "Fragment math"). Fragment values
   // of any dtype are held as f32 per element (i32 index fragments are exact
   // below 2^24, bool fragments are 0/1).
@@ -146,19 +147,24 @@ enum class OpCode : uint8_t {
   kFragRowFill,    // operands [acc, value]; result row fragment holding value
   kToOperand,      // operands [acc]; result A operand fragment (its dtype: the type)
   // Hopper (sm_90a). A barrier operand pair is [barrier array var, index var].
-  kMbarrier,         // result: barrier array (kBarrier); ints [count, arrivals]; implies
-                     // a block barrier after initialization
-  kMbarArrive,       // operands [bars, i]
-  kMbarArriveTx,     // operands [bars, i, nbytes (i32)]: expect_tx + arrive
-  kMbarWait,         // operands [bars, i, parity (i32)]
-  kTmaLoad,          // operands [src view, dst view, bars, i, coord0, coord1]; ints
-                     // [tensor param index, box0, box1]; coords are tile indices
-  kFenceProxyAsync,  // fence.proxy.async.shared::cta
-  kSetMaxNReg,       // ints [registers]
-  kWgmmaOperand,     // operands [src view, acc]; result: descriptor fragment (role A/B)
-  kWgmma,            // operands [acc, a, b]: async acc += a @ b (warp-group collective)
-  kWgmmaCommit,      // warp-group collective
-  kWgmmaWait,        // ints [groups allowed in flight]; warp-group collective
+  kMbarrier,          // result: barrier array (kBarrier); ints [count, arrivals]; implies
+                      // a block barrier after initialization
+  kMbarArrive,        // operands [bars, i]
+  kMbarArriveTx,      // operands [bars, i, nbytes (i32)]: expect_tx + arrive
+  kMbarWait,          // operands [bars, i, parity (i32)]
+  kTmaLoad,           // operands [src view, dst view, bars, i, coord0, coord1]; ints
+                      // [tensor param index, box0, box1]; coords are tile indices
+  kFenceProxyAsync,   // fence.proxy.async.shared::cta
+  kSetMaxNReg,        // ints [registers]
+  kWgmmaOperand,      // operands [src view, acc]; result: descriptor fragment (role A/B)
+  kWgmma,             // operands [acc, a, b]: async acc += a @ b (warp-group collective)
+  kWgmmaCommit,       // warp-group collective
+  kWgmmaWait,         // ints [groups allowed in flight]; warp-group collective
+  kTmaStore,          // operands [src view (shared), dst view (global tile), coord0, coord1];
+                      // ints [tensor param index, box0, box1]; coords are tile indices
+  kTmaStoreCommit,    // cp.async.bulk.commit_group (the issuing thread's bulk stores)
+  kTmaStoreWait,      // ints [groups allowed in flight]: cp.async.bulk.wait_group.read
+  kWarpgroupBarrier,  // bar.sync 1 + warpgroup_id(), 128: the executing warp group only
   // Warp and block collectives.
   kShfl,         // sub: ShflKind; operands [x, arg]
   kWarpReduce,   // sub: ReduceKind; operands [x]

@@ -192,6 +192,23 @@ bool FragGeom::Locate(int tid, int* warp, int* lane) const {
   return true;
 }
 
+bool FragGeom::PartIndex(int h, int w, std::vector<int>* part) const {
+  if (role != FragRole::kAcc || h <= 0 || w <= 0 || (bm / wm) % h != 0 || (bn / wn) % w != 0)
+    return false;
+  int nj = bn / wn / w;
+  part->assign(PerLane(), 0);
+  for (int e = 0; e < PerLane(); ++e) {
+    for (int l = 0; l < mma->warp_size; ++l) {
+      int r, c;
+      Coord(0, l, e, &r, &c);
+      int p = (r / h) * nj + c / w;
+      if (l == 0) (*part)[e] = p;
+      if (p != (*part)[e]) return false;
+    }
+  }
+  return true;
+}
+
 // Element order within a lane: tile-major ((t_outer * T_inner + t_inner) * regs + r).
 void FragGeom::Coord(int warp, int lane, int e, int* row, int* col) const {
   int wrow = (warp / wn) * (bm / wm), wcol = (warp % wn) * (bn / wn);

@@ -18,6 +18,7 @@
 #define ARGUS_DSL_MMA_H_
 
 #include <string_view>
+#include <vector>
 
 #include "dsl/types.h"
 
@@ -86,6 +87,11 @@ struct FragGeom {
   // The (unit, lane) of block thread `tid` in this fragment; false when the
   // thread holds no part of it (outside the fragment's units).
   bool Locate(int tid, int* warp, int* lane) const;
+  // Accumulator sub-tiles of (h, w) (store(acc, dst, at=)): sets (*part)[e]
+  // to the sub-tile `li * (bn/wn/w) + lj` of unit 0's part that lane-element
+  // `e` lies in, the same for every lane; false when a unit's part is not a
+  // whole number of (h, w) tiles or an element's sub-tile depends on the lane.
+  bool PartIndex(int h, int w, std::vector<int>* part) const;
 };
 
 }  // namespace argus::dsl

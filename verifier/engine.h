@@ -562,6 +562,39 @@ class Engine {
   absl::Status DoMbarOp(const Op& op);
   MbOp& NewMbOp(const Op& op, MbOp::Kind kind, int bar, int index_var);
   absl::Status DoTma(const Op& op);
+  // The TMA-store epilogue (verify_epilogue.cc): tma_store, its commit and
+  // wait, warpgroup_barrier, the fences and fragment stores around them,
+  // recorded during the walk and checked after it (CheckEpilogue).
+  struct EpiOp {
+    enum Kind { kWrite, kStore, kCommit, kWait, kWgBar, kFence } kind = kWrite;
+    const Op* op = nullptr;
+    int pos = 0;
+    std::vector<int> loops;
+    std::optional<expr> pc;
+    View view;                          // kWrite: destination; kStore: shared source
+    std::optional<expr> at_i, at_j;     // kWrite with at=
+    std::optional<dsl::FragGeom> geom;  // kWrite
+    int64_t n = 0;                      // kWait
+    View gview;                         // kStore: the global tile
+  };
+  std::vector<EpiOp> epi_;
+  // Tag flow to the stored tile: a proved assert_tag on a wgmma operand gives
+  // the output row (A: first coordinate of the tag, a function of operand row
+  // `param`) or column (B: second coordinate, of operand column `param`) that
+  // the accumulator's row / column belongs to.
+  struct OperandTag {
+    std::optional<expr> param, coord;
+    std::vector<int> loops;
+  };
+  std::map<int, int> wg_operand_acc_;                   // wgmma operand var -> accumulator var
+  std::map<std::pair<int, bool>, OperandTag> op_tags_;  // (accumulator, is A) -> its tag
+  void RecordOperandTag(int var, const std::vector<expr>& idx, const Tag& t);
+  absl::Status DoEpilogue(const Op& op);
+  void RecordEpi(const Op& op, EpiOp::Kind kind);
+  void CheckEpilogue();
+  // The linearized iteration number of `loops` (outer trip counts free, inner
+  // ones constant), in the variables of `sub`; nullopt when not linear.
+  std::optional<expr> EpiIter(const std::vector<int>& loops, const Inst* in);
   absl::Status DoWgmmaOperand(const Op& op);
   absl::Status DoWgmma(const Op& op);
   void CheckWarpgroupUniform(const Op& op, const char* what, const dsl::FragGeom* g,

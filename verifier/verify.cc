@@ -425,6 +425,7 @@ void Engine::CheckAssert(const Op& op) {
     t.kind = field.empty() ? 1 : 2;
     t.tensor = field.empty() ? static_cast<int>(op.ints.empty() ? -1 : op.ints[0]) : -1;
     for (int v : y.operands) t.c.push_back(IntOf(v));
+    if (field.empty()) RecordOperandTag(op.operands[0], a.idx, t);
     b.ok = true;
     b.cands.emplace_back(c_.bool_val(true), t);
     b.src.push_back(nullptr);
@@ -1015,6 +1016,7 @@ absl::Status Engine::Step(const Op& op) {
       }
       return DoTma(op);
     case OpCode::kFenceProxyAsync:
+      RecordEpi(op, EpiOp::kFence);
       // Orders this thread's earlier ordinary shared writes (in an enclosing
       // control context) before later async-proxy reads.
       for (Event& e : events_) {
@@ -1031,6 +1033,11 @@ absl::Status Engine::Step(const Op& op) {
       return absl::OkStatus();
     case OpCode::kWgmmaOperand:
       return DoWgmmaOperand(op);
+    case OpCode::kTmaStore:
+    case OpCode::kTmaStoreCommit:
+    case OpCode::kTmaStoreWait:
+    case OpCode::kWarpgroupBarrier:
+      return DoEpilogue(op);
     case OpCode::kWgmma:
       if (in_while_) Unsupported(op, "wgmma inside a while loop");
       return DoWgmma(op);
@@ -1047,6 +1054,7 @@ absl::Status Engine::Step(const Op& op) {
     }
     case OpCode::kStoreFragment: {
       CheckAccRead(op, op.operands[0]);
+      RecordEpi(op, EpiOp::kWrite);
       if (const auto& at = f_.vars[op.operands[0]].type;
           at.is_frag() && at.frag.mma && at.frag.mma->wgmma) {
         dsl::FragGeom g = at.frag.Geom();
@@ -1426,6 +1434,7 @@ absl::Status Engine::Run() {
   RETURN_IF_ERROR(Walk(f_.body));
   post_ = true;
   CheckMbarriers();
+  CheckEpilogue();
   for (int id : deferred_reads_) {
     loop_stack_ = events_[id].loops;
     CheckRead(events_[id]);

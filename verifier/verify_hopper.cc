@@ -480,6 +480,7 @@ absl::Status Engine::DoWgmmaOperand(const Op& op) {
   e.thread = tid_;
   e.wgmma_read = true;
   out.read_event = e.id;
+  wg_operand_acc_[op.result] = op.operands[1];
   (void)g;
   CheckRead(e);
   vals_[op.result] = out;

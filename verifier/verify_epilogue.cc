@@ -1,0 +1,445 @@
+// verifier/verify_epilogue.cc: the engine's part for the TMA-store epilogue
+// (docs/dsl.md "TMA store epilogue", docs/verifier.md): tma_store,
+// tma_store_commit, tma_store_wait, warpgroup_barrier and the fragment stores
+// (store(acc, buf, at=)) and fences around them.
+//
+// The ops are recorded during the walk (RecordEpi) and checked after it
+// (CheckEpilogue) for the modeled shape: one tma_store and one commit in the
+// same loop nest, issued in every iteration by the threads that issue them, so
+// that the bulk group of the store in linearized iteration N is N; the stored
+// buffer written only by store(..., at=) in that loop. Then, with Z3 over two
+// symbolic thread/iteration instances:
+// - bulk_store_reuse: no write to an element a store of an earlier iteration
+//   (or earlier in this one) reads, unless the storing thread's
+//   tma_store_wait(n) in the writer's iteration covered its group and a
+//   warp-group barrier after that wait precedes the write (same warp group);
+// - bulk_store_race: two warp groups never write the same buffer element;
+// - bulk_store_stale / warpgroup_divergence: the store reads only elements its
+//   warp group wrote in the same iteration (the sub-tile lies in the group's
+//   part of the accumulator, the same buffer and sub-tile in every thread);
+// - proxy_fence / bulk_store_unordered: fence_proxy_async() after the
+//   fragment stores and a warp-group barrier after it, before the store;
+// - bulk_store_drain: tma_store_wait(0) after the loop in every storing thread.
+// Anything else is `unsupported`. Not checked: which global tile the
+// accumulator's elements go to (the tags of the stored values).
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status.h"
+#include "verifier/engine.h"
+
+namespace argus::verifier::engine {
+
+void Engine::RecordEpi(const Op& op, EpiOp::Kind kind) {
+  EpiOp e;
+  e.kind = kind;
+  e.op = &op;
+  e.pos = pos_;
+  e.loops = loop_stack_;
+  e.pc = *pc_;
+  if (kind == EpiOp::kWrite || kind == EpiOp::kStore) {
+    const Val& v = vals_[op.operands[kind == EpiOp::kWrite ? 1 : 0]];
+    if (v.k != Val::kView || !v.view.ok || v.view.space != dsl::Space::kShared) return;
+    e.view = v.view;
+  }
+  if (kind == EpiOp::kWrite) {
+    const dsl::ir::Type& at = f_.vars[op.operands[0]].type;
+    if (at.is_frag()) e.geom = at.frag.Geom();
+    if (op.operands.size() == 4) {
+      e.at_i = IntOf(op.operands[2]);
+      e.at_j = IntOf(op.operands[3]);
+    }
+  }
+  if (kind == EpiOp::kWait) e.n = op.ints.empty() ? 0 : op.ints[0];
+  epi_.push_back(e);
+}
+
+absl::Status Engine::DoEpilogue(const Op& op) {
+  if (in_while_) {
+    Unsupported(op, absl::StrCat(dsl::ir::OpCodeName(op.code), " inside a while loop"));
+    return absl::OkStatus();
+  }
+  switch (op.code) {
+    case OpCode::kTmaStore: {
+      Val& s = vals_[op.operands[0]];
+      if (op.ints.size() < 3 || op.operands.size() < 4 || s.k != Val::kView || !s.view.ok ||
+          s.view.space != dsl::Space::kShared || s.view.ext.size() != 2) {
+        Unsupported(op, "a TMA store the verifier cannot follow (its source)");
+        return absl::OkStatus();
+      }
+      int tensor = static_cast<int>(op.ints[0]);
+      int64_t box0 = op.ints[1], box1 = op.ints[2];
+      View gv = BaseView(f_.tensors[tensor], tensor);
+      gv.map[0].off = IntOf(op.operands[2]) * I(box0);
+      gv.map[1].off = IntOf(op.operands[3]) * I(box1);
+      gv.ext = {box0, box1};
+      std::vector<int64_t> ext;
+      expr range(c_);
+      std::vector<expr> el = ElemVars(s.view, "u", &ext, &range);
+      expr g = *pc_ && range;
+      CheckOob(op, gv, Coords(gv, el), g, el);
+      CheckOob(op, s.view, Coords(s.view, el), g, el);
+      RecordEpi(op, EpiOp::kStore);
+      if (!epi_.empty() && epi_.back().op == &op) epi_.back().gview = gv;
+      return absl::OkStatus();
+    }
+    case OpCode::kTmaStoreCommit:
+      RecordEpi(op, EpiOp::kCommit);
+      return absl::OkStatus();
+    case OpCode::kTmaStoreWait:
+      RecordEpi(op, EpiOp::kWait);
+      return absl::OkStatus();
+    default:  // kWarpgroupBarrier
+      CheckWarpgroupUniform(op, "warpgroup_barrier", nullptr);
+      RecordEpi(op, EpiOp::kWgBar);
+      return absl::OkStatus();
+  }
+}
+
+void Engine::RecordOperandTag(int var, const std::vector<expr>& idx, const Tag& t) {
+  auto it = wg_operand_acc_.find(var);
+  if (it == wg_operand_acc_.end() || idx.size() != 2 || t.c.size() != 2) return;
+  bool is_a = f_.vars[var].type.frag.role == dsl::FragRole::kA;
+  OperandTag ot;
+  ot.param = idx[is_a ? 0 : 1];
+  ot.coord = t.c[is_a ? 0 : 1];
+  ot.loops = loop_stack_;
+  op_tags_.insert_or_assign({it->second, is_a}, ot);
+}
+
+std::optional<expr> Engine::EpiIter(const std::vector<int>& loops, const Inst* in) {
+  auto sub = [&](const expr& e) { return in ? Sub(*in, e) : e; };
+  expr n = I(0);
+  for (size_t d = 0; d < loops.size(); ++d) {
+    const LoopInfo& li = loops_[loops[d]];
+    if (d > 0) {
+      int64_t t;
+      if (!li.trip || !li.trip->simplify().is_numeral_i64(t)) return std::nullopt;
+      n = n * I(t);
+    }
+    n = n + (sub(*li.var) - sub(*li.lo)) / I(li.step);
+  }
+  return n;
+}
+
+void Engine::CheckEpilogue() {
+  std::vector<const EpiOp*> stores, commits;
+  for (const EpiOp& e : epi_) {
+    if (e.kind == EpiOp::kStore) stores.push_back(&e);
+    if (e.kind == EpiOp::kCommit) commits.push_back(&e);
+  }
+  if (stores.empty()) return;
+  auto unsupported = [&](const Op& op, const std::string& why) {
+    Unsupported(op, absl::StrCat("TMA-store epilogue: ", why));
+  };
+  const EpiOp& S = *stores[0];
+  if (stores.size() != 1 || commits.size() != 1) {
+    return unsupported(*S.op, "one tma_store and one tma_store_commit per kernel are modeled");
+  }
+  const EpiOp& Cm = *commits[0];
+  const std::vector<int>& L = S.loops;
+  if (L.empty() || Cm.loops != L || Cm.pos < S.pos)
+    return unsupported(*S.op, "the tma_store and then its commit must sit in the same loop");
+  const int buf = S.view.base;
+  const std::string bname = buf >= 0 && buf < static_cast<int>(alloc_names_.size())
+                                ? alloc_names_[buf]
+                                : std::string("the buffer");
+  std::vector<const EpiOp*> ws, waits, bars, fences, drains;
+  for (const EpiOp& e : epi_) {
+    bool in_l = e.loops == L;
+    switch (e.kind) {
+      case EpiOp::kWrite:
+        if (e.view.base != buf) break;
+        if (!in_l || !e.at_i || !e.geom)
+          return unsupported(*e.op, absl::StrCat("the stored buffer '", bname,
+                                                 "' is written only by store(acc, buf, at=) in "
+                                                 "the tma_store's loop"));
+        ws.push_back(&e);
+        break;
+      case EpiOp::kWait:
+        if (in_l) waits.push_back(&e);
+        if (e.loops.empty() && e.n == 0 && e.pos > Cm.pos) drains.push_back(&e);
+        break;
+      case EpiOp::kWgBar:
+        if (in_l) bars.push_back(&e);
+        break;
+      case EpiOp::kFence:
+        if (in_l) fences.push_back(&e);
+        break;
+      default:
+        break;
+    }
+  }
+  for (const Event& ev : events_) {
+    if (ev.alloc == buf && !ev.is_virtual)
+      return unsupported(*ev.op, absl::StrCat("the stored buffer '", bname,
+                                              "' is also accessed by ordinary loads, stores or "
+                                              "copies"));
+  }
+  if (ws.empty()) return unsupported(*S.op, "the stored buffer is never written in its loop");
+  for (const EpiOp* w : ws) {
+    for (const EpiOp* w2 : ws) {
+      if (w2 != w && w->pos < w2->pos && w2->pos < S.pos)
+        return unsupported(*w2->op, "two fragment stores into the buffer before one tma_store");
+    }
+  }
+  auto saved_loops = loop_stack_;
+  loop_stack_ = L;
+  std::optional<expr> nA = EpiIter(L, nullptr);
+  if (!nA) {
+    loop_stack_ = saved_loops;
+    return unsupported(*S.op,
+                       "the loops around the tma_store are not linear (inner trip counts "
+                       "must be constants)");
+  }
+  expr tid = tid_base_;
+  auto threads_ok = [&](const expr& t) { return t >= 0 && t < I(f_.threads); };
+
+  // The bulk groups are the iterations: the store and its commit run in every
+  // iteration of the nest in the threads that run them at all.
+  {
+    std::map<unsigned, expr> pins{{tid.id(), tid}};
+    Inst B = MakeInst(pins);
+    expr range_b = c_.bool_val(true);
+    for (int l : L) range_b = range_b && Sub(B, *loops_[l].range);
+    expr bad = (*S.pc && ((range_b && !Sub(B, *S.pc)) || !*Cm.pc));
+    auto watch = BaseWatch();
+    Obligation("bulk_store_group", *S.op, bad, watch, [&](const ProofResult&, Finding* f) {
+      f->message =
+          "a thread issues this tma_store (with its tma_store_commit) in some iterations of its "
+          "loops but not in others: its bulk groups are not counted by the iteration";
+    });
+  }
+
+  // Writes against stores that may still read: same warp group, covered by a
+  // wait of the storing thread in the writer's iteration, then a barrier.
+  for (const EpiOp* w : ws) {
+    std::vector<int64_t> ext;
+    expr rw(c_), rs(c_);
+    std::vector<expr> ew = ElemVars(w->view, "ew", &ext, &rw);
+    std::vector<expr> es = ElemVars(S.view, "es", &ext, &rs);
+    Inst B = MakeInst({});  // the storing thread T' in iteration nB
+    expr t2 = Sub(B, tid);
+    std::map<unsigned, expr> pins{{tid.id(), t2}};
+    for (int l : L) pins.emplace(loops_[l].var->id(), *loops_[l].var);
+    Inst C = MakeInst(pins);  // T' in the writer's iteration
+    expr nB = *EpiIter(L, &B);
+    auto cw = Coords(w->view, ew);
+    auto cs = Coords(S.view, es);
+    expr overlap = c_.bool_val(true);
+    for (size_t d = 0; d < cw.size() && d < cs.size(); ++d)
+      overlap = overlap && cw[d] == Sub(B, cs[d]);
+    expr order = nB < *nA || (S.pos < w->pos ? nB == *nA : c_.bool_val(false));
+    expr safe = c_.bool_val(false);
+    for (const EpiOp* wt : waits) {
+      if (wt->pos > w->pos) continue;
+      for (const EpiOp* b : bars) {
+        if (b->pos < wt->pos || b->pos > w->pos) continue;
+        expr count = *nA + I(Cm.pos < wt->pos ? 1 : 0);
+        safe = safe || (Sub(C, *wt->pc) && *b->pc && nB < count - I(wt->n));
+      }
+    }
+    expr same_wg = tid / I(128) == t2 / I(128);
+    expr bad = *w->pc && rw && Sub(B, *S.pc && rs) && threads_ok(t2) && overlap && order &&
+               !(same_wg && safe);
+    auto watch = BaseWatch();
+    watch.emplace_back("@t2", t2);
+    watch.emplace_back("@nS", nB);
+    watch.emplace_back("@nW", *nA);
+    Obligation("bulk_store_reuse", *w->op, bad, watch, [&](const ProofResult& r, Finding* f) {
+      int64_t t = M(r, "@t2");
+      f->message = absl::StrCat(
+          "shared '", bname, "' written while the tma_store at line ", S.op->loc.line,
+          " may still read it: the storing thread's tma_store_wait(n) must cover that store's "
+          "group, and a warpgroup_barrier() after the wait must order it before this write");
+      f->cex.other = absl::StrCat("thread ", t, " (warp ", t / f_.warp_size,
+                                  ") stored the element in linearized iteration ", M(r, "@nS"),
+                                  "; this write is in iteration ", M(r, "@nW"));
+      f->cex.written_at = S.op->loc;
+      f->cex.written_source = Src(S.op->loc);
+    });
+    // Two warp groups writing the same element: nothing orders them.
+    for (const EpiOp* w2 : ws) {
+      std::vector<int64_t> ext2;
+      expr r2(c_);
+      std::vector<expr> e2 = ElemVars(w2->view, "ex", &ext2, &r2);
+      Inst D = MakeInst({});
+      auto c2 = Coords(w2->view, e2);
+      expr ov = c_.bool_val(true);
+      for (size_t d = 0; d < cw.size() && d < c2.size(); ++d) ov = ov && cw[d] == Sub(D, c2[d]);
+      expr td = Sub(D, tid);
+      expr bad2 = *w->pc && rw && Sub(D, *w2->pc && r2) && threads_ok(td) && ov &&
+                  tid / I(128) != td / I(128);
+      auto watch2 = BaseWatch();
+      watch2.emplace_back("@t2", td);
+      Obligation("bulk_store_race", *w->op, bad2, watch2, [&](const ProofResult& r, Finding* f) {
+        int64_t t = M(r, "@t2");
+        f->message = absl::StrCat("two warp groups write the same element of '", bname,
+                                  "' (nothing orders them): give each warp group its own buffer");
+        f->cex.other = absl::StrCat("thread ", t, " (warp group ", t / 128, ") writes it at line ",
+                                    w2->op->loc.line);
+      });
+    }
+  }
+
+  // What the store reads: its warp group's fragment stores of this iteration,
+  // fenced for the async proxy and ordered by a barrier.
+  {
+    std::vector<int64_t> ext;
+    expr rs(c_);
+    std::vector<expr> es = ElemVars(S.view, "er", &ext, &rs);
+    auto cs = Coords(S.view, es);
+    expr covered = c_.bool_val(false);
+    for (const EpiOp* w : ws) {
+      if (w->pos > S.pos || w->view.ext != S.view.ext) continue;
+      const dsl::FragGeom& g = *w->geom;
+      int64_t h = w->view.ext[0], wd = w->view.ext[1];
+      expr unit = tid / I(g.mma->warp_size) - I(g.first);
+      expr r0 = (unit / I(g.wn)) * I(g.bm / g.wm), c0 = (unit % I(g.wn)) * I(g.bn / g.wn);
+      expr inpart = unit >= 0 && unit < I(g.wm * g.wn) && *w->at_i * I(h) >= r0 &&
+                    *w->at_i * I(h) + I(h) <= r0 + I(g.bm / g.wm) && *w->at_j * I(wd) >= c0 &&
+                    *w->at_j * I(wd) + I(wd) <= c0 + I(g.bn / g.wn);
+      auto cw = Coords(w->view, es);
+      expr same = c_.bool_val(true);
+      for (size_t d = 0; d < cw.size(); ++d) same = same && cw[d] == cs[d];
+      covered = covered || (*w->pc && inpart && same);
+    }
+    auto watch = BaseWatch();
+    Obligation("bulk_store_stale", *S.op, *S.pc && rs && !covered, watch,
+               [&](const ProofResult&, Finding* f) {
+                 f->message = absl::StrCat(
+                     "tma_store reads elements of '", bname, "' that its warp group's store(acc, ",
+                     bname,
+                     ", at=) of this iteration does not write (a sub-tile outside the warp "
+                     "group's part of the accumulator, or another buffer)");
+               });
+  }
+  // Tag flow: the element the store takes from accumulator (R, C) lands at the
+  // output row of A's operand row R and the column of B's operand column C (the
+  // proved assert_tags of the wgmmas that accumulated it).
+  for (const EpiOp* w : ws) {
+    if (w->pos > S.pos || w->view.ext != S.view.ext || S.gview.map.size() != 2) continue;
+    int acc = w->op->operands[0];
+    auto ta = op_tags_.find({acc, true}), tb = op_tags_.find({acc, false});
+    if (ta == op_tags_.end() || tb == op_tags_.end()) continue;  // nothing asserted: not checked
+    // The row of A may depend only on the operand row and the loops around the
+    // store (not on K), the column of B likewise.
+    std::set<unsigned> allowed;
+    for (int l : L) allowed.insert(loops_[l].var->id());
+    bool ok = true;
+    for (const auto* ot : {&ta->second, &tb->second}) {
+      std::set<unsigned> fv;
+      FreeInstVars(*ot->coord, &fv);
+      for (unsigned id : fv) ok = ok && (id == ot->param->id() || allowed.count(id));
+    }
+    if (!ok) {
+      unsupported(*S.op,
+                  "the wgmma operand tags' output row / column depend on more than the operand "
+                  "row / column and the loops around the store (tag flow not checked)");
+      continue;
+    }
+    std::vector<int64_t> ext;
+    expr rs(c_);
+    std::vector<expr> es = ElemVars(S.view, "et", &ext, &rs);
+    expr R = *w->at_i * I(w->view.ext[0]) + es[0], Cc = *w->at_j * I(w->view.ext[1]) + es[1];
+    auto subst = [&](const OperandTag& ot, const expr& v) {
+      z3::expr_vector from(c_), to(c_);
+      from.push_back(*ot.param);
+      to.push_back(v);
+      return const_cast<expr&>(*ot.coord).substitute(from, to);
+    };
+    expr er = subst(ta->second, R), ec = subst(tb->second, Cc);
+    auto gc = Coords(S.gview, es);
+    auto watch = BaseWatch();
+    watch.emplace_back("@R", R);
+    watch.emplace_back("@C", Cc);
+    watch.emplace_back("@er", er);
+    watch.emplace_back("@ec", ec);
+    watch.emplace_back("@gr", gc[0]);
+    watch.emplace_back("@gc", gc[1]);
+    const std::string tname = f_.tensors[S.gview.base].name;
+    Obligation("tag_flow", *S.op, *S.pc && *w->pc && rs && (gc[0] != er || gc[1] != ec), watch,
+               [&](const ProofResult& r, Finding* f) {
+                 f->message = absl::StrCat("tma_store writes accumulator element (", M(r, "@R"),
+                                           ", ", M(r, "@C"), ") to ", tname, "(", M(r, "@gr"), ",",
+                                           M(r, "@gc"), "), but the wgmma operand tags put it at ",
+                                           tname, "(", M(r, "@er"), ",", M(r, "@ec"), ")");
+                 f->cex.expected = absl::StrCat(tname, "(", M(r, "@er"), ",", M(r, "@ec"), ")");
+                 f->cex.actual = absl::StrCat(tname, "(", M(r, "@gr"), ",", M(r, "@gc"), ")");
+                 f->cex.written_at = w->op->loc;
+                 f->cex.written_source = Src(w->op->loc);
+               });
+  }
+  for (const EpiOp* w : ws) {
+    if (w->pos > S.pos) continue;
+    // Every thread of the warp group stores the same sub-tile into the same
+    // buffer (the union of their elements is the whole sub-tile).
+    std::vector<int64_t> ext;
+    expr re(c_);
+    std::vector<expr> e = ElemVars(w->view, "eu", &ext, &re);
+    std::map<unsigned, expr> pins;
+    for (int l : L) pins.emplace(loops_[l].var->id(), *loops_[l].var);
+    for (const expr& x : e) pins.emplace(x.id(), x);
+    Inst D = MakeInst(pins);
+    expr t2 = Sub(D, tid);
+    auto cw = Coords(w->view, e);
+    expr same = Sub(D, *w->pc) && Sub(D, *w->at_i) == *w->at_i && Sub(D, *w->at_j) == *w->at_j;
+    for (const expr& c : cw) same = same && Sub(D, c) == c;
+    auto watch = BaseWatch();
+    watch.emplace_back("@t2", t2);
+    Obligation("warpgroup_divergence", *w->op,
+               *w->pc && re && threads_ok(t2) && t2 / I(128) == tid / I(128) && !same, watch,
+               [&](const ProofResult& r, Finding* f) {
+                 f->message = absl::StrCat(
+                     "store(acc, ", bname,
+                     ", at=) feeding a tma_store must write the same sub-tile into the same "
+                     "buffer in every thread of the warp group");
+                 f->cex.other = absl::StrCat("thread ", M(r, "@t2"), " differs");
+               });
+    expr fenced = c_.bool_val(false), ordered = c_.bool_val(false);
+    for (const EpiOp* fe : fences) {
+      if (fe->pos < w->pos || fe->pos > S.pos) continue;
+      fenced = fenced || *fe->pc;
+      for (const EpiOp* b : bars) {
+        if (b->pos > fe->pos && b->pos < S.pos) ordered = ordered || (*fe->pc && *b->pc);
+      }
+    }
+    Obligation("proxy_fence", *S.op, *w->pc && *S.pc && !fenced, BaseWatch(),
+               [&](const ProofResult&, Finding* f) {
+                 f->message =
+                     absl::StrCat("tma_store reads '", bname,
+                                  "' (through the async proxy) after ordinary stores without "
+                                  "fence_proxy_async() between them");
+                 f->cex.expected = "fence_proxy_async() after the write, then a barrier";
+                 f->cex.written_at = w->op->loc;
+                 f->cex.written_source = Src(w->op->loc);
+               });
+    Obligation("bulk_store_unordered", *S.op, *w->pc && *S.pc && fenced && !ordered, BaseWatch(),
+               [&](const ProofResult&, Finding* f) {
+                 f->message = absl::StrCat(
+                     "tma_store may read '", bname,
+                     "' before the other threads of its warp group have stored and fenced their "
+                     "elements: a warpgroup_barrier() after the fence must precede it");
+                 f->cex.written_at = w->op->loc;
+                 f->cex.written_source = Src(w->op->loc);
+               });
+  }
+  // The stores still read shared memory until a wait: drain before the end.
+  {
+    expr drained = c_.bool_val(false);
+    for (const EpiOp* d : drains) drained = drained || *d->pc;
+    Obligation("bulk_store_drain", *S.op, *S.pc && !drained, BaseWatch(),
+               [&](const ProofResult&, Finding* f) {
+                 f->message =
+                     "the kernel may end while this tma_store still reads shared memory: "
+                     "tma_store_wait(0) after the loop in every thread that stores";
+               });
+  }
+  loop_stack_ = saved_loops;
+}
+
+}  // namespace argus::verifier::engine
