@@ -56,8 +56,9 @@ Header ParseHeader(const std::string& text) {
   return h;
 }
 
-const std::map<std::string, int64_t> kExampleDims = {{"M", 4096}, {"N", 4096}, {"K", 4096},
-                                                     {"R", 64},   {"S", 256},  {"BH", 4}};
+const std::map<std::string, int64_t> kExampleDims = {{"M", 4096},  {"N", 4096},  {"K", 4096},
+                                                     {"R", 64},    {"S", 256},   {"BH", 4},
+                                                     {"RQ", 1024}, {"RKV", 1024}};
 
 TEST_CASE("every seeded bug is refuted with the diagnostic its header names") {
   fs::path dir = fs::path(ARGUS_SOURCE_DIR) / "tests/verifier/bugs";
