@@ -21,7 +21,8 @@ def flash_attention_wgmma_serial(Q: Tensor[bf16, "RQ", HD], K: Tensor[bf16, "RKV
                                  HD: const = 128, G: const = 1, BM: const = 128,
                                  BN: const = 128, STAGES: const = 2, CAUSAL: const = False):
     grid(S // BM, BH)
-    qb, h = block_id(0), block_id(1)
+    # The longest causal rows first (the blocks of a head run in launch order).
+    qb, h = S // BM - 1 - block_id(0), block_id(1)
     hk = h // G
     KD = HD // 64
     sQ = shared(bf16, (KD, BM, 64), swizzle=Swizzle(3, 3, 3))
@@ -98,7 +99,8 @@ def flash_attention_wgmma(Q: Tensor[bf16, "RQ", HD], K: Tensor[bf16, "RKV", HD],
                           HD: const = 128, G: const = 1, BM: const = 128, BN: const = 128,
                           STAGES: const = 2, CAUSAL: const = False):
     grid(S // BM, BH)
-    qb, h = block_id(0), block_id(1)
+    # The longest causal rows first (the blocks of a head run in launch order).
+    qb, h = S // BM - 1 - block_id(0), block_id(1)
     hk = h // G
     KD = HD // 64
     sQ = shared(bf16, (KD, BM, 64), swizzle=Swizzle(3, 3, 3))
