@@ -4,7 +4,7 @@
 usage: bench/amd_static_report.py ARGUS_COMPILE [--objdump llvm-objdump-19] [--json OUT]
                                   [--check]
 
-For each kernel of the GEMM (MFMA), attention and MoE families in examples/ that compiles for
+For each kernel of the GEMM (MFMA), attention and MoE families (examples/, KB templates) that compiles for
 gfx942, runs `argus-compile --target gfx942`, disassembles the code object with llvm-objdump and
 reads the code object's resources (the compiler's JSON sidecar, from the AMDHSA metadata). Prints
 a markdown table: instructions, MFMA share of them, VGPR/AGPR (unified file), SGPR, LDS bytes,
@@ -24,13 +24,15 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# row name -> (example file, kernel, consts, family). MoE: examples/ has no MoE kernel yet.
+# row name -> (file under examples/, or kb/templates/ with its ${dtype} as bf16; kernel; consts;
+# family).
 KERNELS = {
     "gemm_mfma32": ("gemm_mfma.py", "gemm_mfma32", {}, "gemm"),
     "gemm_mfma16": ("gemm_mfma.py", "gemm_mfma16", {}, "gemm"),
     "flash_attention d64": ("flash_attention.py", "flash_attention", {"HD": "64"}, "attention"),
     "flash_attention d64 causal": ("flash_attention.py", "flash_attention",
                                    {"HD": "64", "CAUSAL": "True"}, "attention"),
+    "moe_mlp (KB template)": ("kb/templates/moe_mlp.py", "moe_mlp", {}, "moe"),
 }
 FAMILIES = ("gemm", "attention", "moe")
 INSN = re.compile(r"^\s+([a-z_][a-z0-9_]*)\b.*//\s*[0-9A-F]{12}:")
@@ -55,8 +57,13 @@ def occupancy(r, threads, agpr_base):
 def report_one(compiler, objdump, name, spec, tmp):
     f, kernel, consts, family = spec
     out = os.path.join(tmp, re.sub(r"\W+", "_", name))
-    cmd = [compiler, os.path.join(ROOT, "examples", f), "--target", "gfx942", "--kernel", kernel,
-           "-o", out]
+    src = os.path.join(ROOT, f if "/" in f else os.path.join("examples", f))
+    if f.startswith("kb/"):  # a KB template: the planner substitutes the problem's dtype
+        text = open(src).read().replace("${dtype}", "bf16")
+        src = out + ".py"
+        with open(src, "w") as fh:
+            fh.write(text)
+    cmd = [compiler, src, "--target", "gfx942", "--kernel", kernel, "-o", out]
     for k, v in consts.items():
         cmd += ["--const", f"{k}={v}"]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
@@ -106,7 +113,7 @@ def main(argv):
               f"{r['scratch_bytes']} | {r['threads']} | {r['waves_per_simd']} ({lim}) |")
     missing = [f for f in FAMILIES if not any(r["family"] == f for r in rows)]
     if missing:
-        print(f"\nno gfx942 kernel in examples/ for: {', '.join(missing)}")
+        print(f"\nno gfx942 kernel for: {', '.join(missing)}")
     if "--json" in argv:
         with open(argv[argv.index("--json") + 1], "w") as fh:
             json.dump(rows, fh, indent=1)

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "base/file_lock.h"
 #include "base/status.h"
 #include "base/subprocess.h"
 #include "codegen/dsl_compile.h"
@@ -455,7 +456,14 @@ json RunOnGpu(const CandidatePayload& r, const KernelSpec& k, const CandidateOpt
   if (!IsVendorBaseline(rs.baseline.name)) po.argv.push_back("--no-baseline");
   po.timeout =
       std::chrono::milliseconds(static_cast<int64_t>((r.timeout_s + o.watchdog_grace_s) * 1000));
+  FileLock turn;
+  if (!o.gpu_run_lock.empty()) {
+    auto lock = FileLock::Acquire(o.gpu_run_lock, FileLock::Mode::kExclusive, FileLock::Wait::kYes);
+    if (!lock.ok()) return Outcome("crash", std::string(lock.status().message()));
+    turn = std::move(*lock);
+  }
   auto pr = RunWithTimeout(po);
+  turn = FileLock();  // the GPU is free for the next worker while this one reads its result
   json runner = json::parse(ReadFile(result_path), nullptr, false);
   bool have = !runner.is_discarded() && runner.is_object() && runner.contains("outcome");
   if (!pr.ok()) {

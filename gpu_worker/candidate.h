@@ -72,6 +72,11 @@ struct CandidateOptions {
   // "verification" must say passed, and `verify` (when set) must agree.
   bool require_verification = false;
   CandidateVerifier verify;
+  // Set when several workers share one GPU (DeviceClaim::run_lock_path): the
+  // runner runs only while this worker holds the file's exclusive lock, so
+  // no two candidates are timed on the GPU at once. The wait is not part of
+  // the candidate's watchdog time.
+  std::string gpu_run_lock;
 };
 
 using CandidateRequest = CandidatePayload;

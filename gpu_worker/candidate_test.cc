@@ -7,8 +7,11 @@
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "gpu_worker/runner/runner_core.h"
 
@@ -317,6 +320,43 @@ echo "{\"outcome\":\"ok\",\"message\":\"\",\"timing\":{\"median_ms\":$t},\"ratio
   CHECK(r["baseline_name"] == "cublasGemmEx");
   CHECK(r["baseline_time"] == 0.5);
   CHECK(r["speedup"] == 0.5);
+}
+
+// Two workers sharing one GPU (argus-worker --share_device) take turns: with
+// the same gpu_run_lock, no runner starts before the other has ended.
+TEST_CASE("GPU backend: workers sharing a GPU run one runner at a time", "[candidate]") {
+  const std::string log = std::string(ARGUS_BINARY_DIR) + "/fake-runner-turns.log";
+  std::remove(log.c_str());
+  std::string runner = Script("fake-runner-turns.sh", "out=$4; echo start >> " + log +
+                                                          "; sleep 0.2; echo end >> " + log +
+                                                          R"(
+echo '{"outcome":"ok","message":"","timing":{"median_ms":1.0}}' > "$out")");
+  json p = Payload("vector_add.py", "vector_add", {{"N", 1000}},
+                   {{"op", "add"}, {"a", "X"}, {"b", "Y"}, {"c", "Z"}});
+  p["backend"] = "gpu";
+  CandidateOptions o;
+  o.runner_path = runner;
+  o.gpu_run_lock = std::string(ARGUS_BINARY_DIR) + "/fake-gpu.run.lock";
+  std::vector<std::string> outcomes(4);
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 2; ++w) {
+    workers.emplace_back([&, w] {
+      for (int i = 0; i < 2; ++i) {
+        auto r = HandleCandidate(p.dump(), o);
+        outcomes[2 * w + i] = r.ok() ? json::parse(*r).value("outcome", "") : "error";
+      }
+    });
+  }
+  for (auto& t : workers) t.join();
+  for (const auto& out : outcomes) CHECK(out == "ok");
+  std::istringstream lines(Read(log));
+  std::vector<std::string> seen;
+  for (std::string l; std::getline(lines, l);) seen.push_back(l);
+  REQUIRE(seen.size() == 8);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    INFO(Read(log));
+    CHECK(seen[i] == (i % 2 == 0 ? "start" : "end"));
+  }
 }
 
 }  // namespace

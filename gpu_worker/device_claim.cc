@@ -1,34 +1,17 @@
 #include "gpu_worker/device_claim.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
+#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
 namespace argus::worker {
-
-DeviceClaim& DeviceClaim::operator=(DeviceClaim&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) close(fd_);
-    fd_ = o.fd_;
-    path_ = std::move(o.path_);
-    o.fd_ = -1;
-  }
-  return *this;
-}
-
-DeviceClaim::~DeviceClaim() {
-  if (fd_ >= 0) close(fd_);  // releases the flock
-}
 
 namespace {
 
@@ -59,27 +42,30 @@ absl::StatusOr<DeviceClaim> ClaimDevice(int index, bool shared, const std::strin
     const char* env = std::getenv("ARGUS_LOCK_DIR");
     dir = env != nullptr && *env ? env : "/tmp";
   }
-  DeviceClaim claim;
-  claim.path_ = absl::StrCat(dir, "/argus-gpu-", PhysicalGpuKey(index), ".lock");
-  claim.fd_ = open(claim.path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (claim.fd_ < 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot open the GPU lock file ", claim.path_, ": ", std::strerror(errno)));
-  }
-  if (flock(claim.fd_, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
-    char holder[64] = {0};
-    const ssize_t n = pread(claim.fd_, holder, sizeof(holder) - 1, 0);
-    std::string who = n > 0 ? std::string(holder, static_cast<size_t>(n)) : "";
-    who.erase(std::remove(who.begin(), who.end(), '\n'), who.end());
+  const std::string path = absl::StrCat(dir, "/argus-gpu-", PhysicalGpuKey(index), ".lock");
+  auto lock = FileLock::Acquire(path, shared ? FileLock::Mode::kShared : FileLock::Mode::kExclusive,
+                                FileLock::Wait::kNo);
+  if (!lock.ok() && !absl::IsUnavailable(lock.status())) return lock.status();
+  if (!lock.ok()) {
+    // The holder's pid, written by an exclusive claimer, for the message.
+    std::string who;
+    {
+      std::ifstream in(path);
+      std::getline(in, who);
+    }
     return absl::FailedPreconditionError(absl::StrCat(
         "GPU ", index, " is already claimed by another worker",
-        who.empty() ? "" : absl::StrCat(" (pid ", who, ")"), " through ", claim.path_,
+        who.empty() ? "" : absl::StrCat(" (pid ", who, ")"), " through ", path,
         shared ? "; it holds the GPU exclusively"
                : "; start each worker with its own --device, or all of them with --share_device"));
   }
-  if (!shared && ftruncate(claim.fd_, 0) == 0) {
+  DeviceClaim claim;
+  claim.lock_ = std::move(*lock);
+  if (shared) {
+    claim.run_lock_path_ = absl::StrCat(dir, "/argus-gpu-", PhysicalGpuKey(index), ".run.lock");
+  } else if (ftruncate(claim.lock_.fd(), 0) == 0) {
     const std::string pid = std::to_string(getpid()) + "\n";
-    if (pwrite(claim.fd_, pid.data(), pid.size(), 0) < 0) {
+    if (pwrite(claim.lock_.fd(), pid.data(), pid.size(), 0) < 0) {
       // The pid is only for the message a second claimer prints.
     }
   }

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "base/file_lock.h"
 #include "gpu_worker/host_inventory.h"
 #include "proto/argus/v1/common.pb.h"
 
@@ -28,21 +29,23 @@ namespace argus::worker {
 
 class DeviceClaim {
  public:
-  DeviceClaim() = default;
-  DeviceClaim(DeviceClaim&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)) { o.fd_ = -1; }
-  DeviceClaim& operator=(DeviceClaim&& o) noexcept;
-  ~DeviceClaim();
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return lock_.path(); }
+  // Where workers sharing this GPU take turns running kernels (RunLockPath);
+  // "" for an exclusive claim, which has the GPU to itself.
+  const std::string& run_lock_path() const { return run_lock_path_; }
 
  private:
   friend absl::StatusOr<DeviceClaim> ClaimDevice(int, bool, const std::string&);
-  int fd_ = -1;
-  std::string path_;
+  FileLock lock_;
+  std::string run_lock_path_;
 };
 
 // Claims GPU `index` of this host: exclusively, or shared with other workers
-// that also claim it shared. `lock_dir` "" = $ARGUS_LOCK_DIR, else /tmp.
-// FailedPrecondition, naming the holder, when another worker holds it.
+// that also claim it shared. Workers sharing a GPU compile and check side by
+// side but must not time kernels at the same time (each would see the other's
+// load in its ratios): they hold an exclusive lock on the claim's
+// run_lock_path() while their runner runs (CandidateOptions::gpu_run_lock). `lock_dir` "" =
+// $ARGUS_LOCK_DIR, else /tmp. FailedPrecondition, naming the holder, when another worker holds it.
 absl::StatusOr<DeviceClaim> ClaimDevice(int index, bool shared, const std::string& lock_dir = "");
 
 // The GPUs (non-interpreter devices) of an inventory, as "backend:index arch"

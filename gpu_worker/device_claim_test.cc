@@ -40,6 +40,7 @@ TEST_CASE("shared claims coexist and keep exclusive ones out", "[worker][device]
   auto b = ClaimDevice(0, true, dir);
   REQUIRE(a.ok());
   REQUIRE(b.ok());
+  CHECK(a->run_lock_path() == dir + "/argus-gpu-0.run.lock");  // where they take turns
   auto x = ClaimDevice(0, false, dir);
   REQUIRE_FALSE(x.ok());
   CHECK(std::string(x.status().message()).find("already claimed") != std::string::npos);
@@ -65,7 +66,8 @@ TEST_CASE("device 0 of two workers with different visible GPUs are two GPUs", "[
 TEST_CASE("an unusable lock directory is a clear error", "[worker][device]") {
   auto c = ClaimDevice(0, false, "/nonexistent/argus-locks");
   REQUIRE_FALSE(c.ok());
-  CHECK(std::string(c.status().message()).find("cannot open the GPU lock file") !=
+  CHECK(std::string(c.status().message())
+            .find("cannot open the lock file /nonexistent/argus-locks/argus-gpu-0.lock") !=
         std::string::npos);
 }
 

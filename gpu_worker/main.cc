@@ -32,9 +32,11 @@ int main(int argc, char** argv) {
                "candidate backend: interp or gpu (default: gpu when a GPU was found)");
   flags.Int("device", &device, "GPU index this worker owns (-1: all GPUs of the host)");
   bool share_device = false;
-  flags.Bool("share_device", &share_device,
-             "let several workers claim --device together (e.g. to fill one GPU); without it "
-             "a second worker for the same GPU refuses to start");
+  flags.Bool(
+      "share_device", &share_device,
+      "let several workers claim --device together (e.g. to fill one GPU); without it "
+      "a second worker for the same GPU refuses to start. Sharing workers take turns on the GPU: "
+      "one runner at a time, so no two candidates are timed together");
   flags.Int("task_delay_ms", &options.task_delay_ms,
             "fault injection for tests: hold every task this long before running it");
   flags.String("worker_token_file", &dial.token_file,
@@ -101,6 +103,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     claim = std::move(*c);
+    options.candidate.gpu_run_lock = claim->run_lock_path();
   }
   if (!verifier.empty()) {
     argus::worker::VerifierClientOptions vo;

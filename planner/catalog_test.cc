@@ -207,4 +207,42 @@ TEST_CASE("GQA attention and a wrong kernel are told apart by the reference", "[
 }
 
 }  // namespace
+// The H200 tune jobs of bench/device_tune.sh: every template the planner may
+// pick there (it supports sm_90a and its default knobs meet its requirements)
+// compiles for sm_90a at the job's full shape. A template that only the GPU
+// rejects (flash_attention's copy vector at D = 128 once was) leaves a tune job
+// stuck on its starting kernel.
+TEST_CASE("every template admitted at the H200 job shapes compiles for sm_90a", "[planner]") {
+  struct Job {
+    std::string family, shape;
+    std::map<std::string, std::string> options;
+  };
+  const std::vector<Job> jobs = {{"gemm", "4096x4096x4096", {}},
+                                 {"attention", "4x32x4096x128", {}},
+                                 {"attention", "4x32x4096x128", {{"causal", "1"}}},
+                                 {"attention", "8x16x8192x64", {}}};
+  for (const Job& j : jobs) {
+    auto shape = ParseShape(j.family, j.shape);
+    REQUIRE(shape.ok());
+    auto p = MakeProblem(j.family, *shape, "bf16", j.options);
+    REQUIRE(p.ok());
+    int admitted = 0;
+    for (const kb::Template* t : TheKb().ForFamily(j.family)) {
+      if (!t->Supports(p->dtype, "sm_90a")) continue;
+      auto inst = Instantiate(*t, DefaultConfig(*t), *p);
+      if (!inst.ok()) continue;  // the planner skips it too
+      INFO(t->id << " on " << Describe(*p));
+      auto req = worker::ParseCandidatePayload(Payload(*inst, *inst, *p, "sm_90a").dump());
+      REQUIRE(req.ok());
+      auto spec =
+          worker::PrepareGpuRun(*req, std::string(ARGUS_BINARY_DIR) + "/planner-sm90a-" + t->id);
+      INFO(spec.status().ToString());
+      CHECK(spec.ok());
+      if (!t->baseline) ++admitted;
+    }
+    INFO(Describe(*p));
+    CHECK(admitted >= 2);  // the tune job has somewhere to go past its start
+  }
+}
+
 }  // namespace argus::planner

@@ -493,9 +493,17 @@ nlohmann::json RunnerCheck(const Problem& p) {
     if (f == "moe")
       return {{"op", "moe"}, {"a", "X"},     {"b", "W1"},      {"d", "W2"},
               {"c", "Y"},    {"ids", "Ids"}, {"weights", "Wt"}};
-    if (f == "attention" && p.shape.at("HKV") == p.shape.at("H"))
-      return {{"op", "attention"}, {"a", "Q"}, {"b", "K"},
-              {"d", "V"},          {"c", "O"}, {"causal", opt("causal") == "1"}};
+    if (f == "attention" && p.shape.at("HKV") == p.shape.at("H")) {
+      nlohmann::json c = {{"op", "attention"}, {"a", "Q"}, {"b", "K"},
+                          {"d", "V"},          {"c", "O"}, {"causal", opt("causal") == "1"}};
+      // Tensor-core kernels round P to the input type before P V (FA2, cuDNN):
+      // the f32 output is as exact as that (docs/notes/attn.md).
+      if (p.dtype != "f32") {
+        c["rtol"] = 1e-2;
+        c["atol"] = 2e-3;
+      }
+      return c;
+    }
   }
   const Family* fam = FindFamily(f);
   return {{"op", "problem"}, {"c", fam && !fam->outputs.empty() ? fam->outputs[0] : ""}};

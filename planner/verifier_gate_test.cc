@@ -16,6 +16,8 @@
 #include <thread>
 
 #include "gpu_worker/candidate.h"
+#include "kb/kb.h"
+#include "planner/problems.h"
 #include "verifier/service.h"
 
 namespace argus::planner {
@@ -85,6 +87,49 @@ TEST_CASE("the remote and in-process verifier gates refute a seeded bug and pass
   CHECK(r["outcome"] == "rejected");
   CHECK(r["verifier"]["verified"] == false);
   server.Stop();
+}
+
+TEST_CASE("the gate admits tensor-core flash attention at the tune shape and refutes a seeded bug",
+          "[planner][verifier]") {
+  // The KB template's instances for B4 H32 S4096 D128 (causal and not, GQA,
+  // D64) verify fully proved at the job's dims: fragment math is followed
+  // (docs/verifier.md, "Fragment math"), so the gate no longer stops at the
+  // naive kernels. V refilled from the wrong tile is refuted at P V.
+  const kb::Kb kb = *kb::Kb::Load(kb::DefaultKbDir());
+  const kb::Template* t = kb.FindTemplate("flash_attention_mma");
+  REQUIRE(t != nullptr);
+  VerifierGate gate;
+  struct Case {
+    int64_t hkv, d;
+    const char* causal;
+  };
+  for (const Case& c :
+       {Case{32, 128, "0"}, Case{32, 128, "1"}, Case{8, 128, "1"}, Case{32, 64, "0"}}) {
+    auto p =
+        MakeProblem("attention", {{"B", 4}, {"H", 32}, {"HKV", c.hkv}, {"S", 4096}, {"D", c.d}},
+                    "bf16", {{"causal", c.causal}});
+    REQUIRE(p.ok());
+    auto in = Instantiate(*t, DefaultConfig(*t), *p);
+    REQUIRE(in.ok());
+    GateReport r = gate.Check(*in, "sm_90a");
+    INFO(r.ToJson().dump());
+    CHECK(r.passed);
+    CHECK(r.violations.empty());
+  }
+  auto p = MakeProblem("attention", {{"B", 4}, {"H", 32}, {"S", 4096}, {"D", 128}}, "bf16", {});
+  REQUIRE(p.ok());
+  auto bug = Instantiate(*t, DefaultConfig(*t), *p);
+  REQUIRE(bug.ok());
+  const std::string good = "cp_async(V[hk].tile((BKV, HD), (nt, 0))";
+  size_t at = bug->source.find(good);
+  REQUIRE(at != std::string::npos);
+  bug->source.replace(at, good.size(), "cp_async(V[hk].tile((BKV, HD), (t, 0))");
+  GateReport r = gate.Check(*bug, "sm_90a");
+  INFO(r.ToJson().dump());
+  CHECK_FALSE(r.passed);
+  const json* v = Find(r, "mma_k_mismatch");
+  REQUIRE(v != nullptr);
+  CHECK((*v)["message"].get<std::string>().find("to_operand") != std::string::npos);
 }
 
 // A loopback port that refuses connections and that no other process can take

@@ -26,12 +26,14 @@ absl::StatusOr<std::string> Server::Start() {
   ASSIGN_OR_RETURN(auto credentials, MakeServerCredentials(options_));
   ASSIGN_OR_RETURN(store_, JobStore::Open(options_.db_path, store_options));
   jobs_ = std::make_unique<JobServiceImpl>(store_.get(), options_, &stopping_);
-  planner_ = std::make_unique<planner::Planner>(store_.get(), options_.planner);
-  if (auto st = planner_->Init(); !st.ok()) {
-    spdlog::warn("planner: {} (tune jobs will fail)", st.ToString());
+  if (!options_.read_only) {
+    planner_ = std::make_unique<planner::Planner>(store_.get(), options_.planner);
+    if (auto st = planner_->Init(); !st.ok()) {
+      spdlog::warn("planner: {} (tune jobs will fail)", st.ToString());
+    }
+    jobs_->set_planner(planner_.get());
+    workers_ = std::make_unique<WorkerServiceImpl>(store_.get(), options_, &stopping_);
   }
-  jobs_->set_planner(planner_.get());
-  workers_ = std::make_unique<WorkerServiceImpl>(store_.get(), options_, &stopping_);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -41,7 +43,7 @@ absl::StatusOr<std::string> Server::Start() {
   builder.SetMaxReceiveMessageSize(options_.max_message_bytes);
   builder.SetMaxSendMessageSize(options_.max_message_bytes);
   builder.RegisterService(jobs_.get());
-  builder.RegisterService(workers_.get());
+  if (workers_) builder.RegisterService(workers_.get());
   server_ = builder.BuildAndStart();
   if (!server_ || port == 0) {
     server_.reset();
@@ -49,6 +51,7 @@ absl::StatusOr<std::string> Server::Start() {
         absl::StrCat("cannot listen on ", options_.listen, " (address in use or invalid)"));
   }
   std::string host = options_.listen.substr(0, options_.listen.rfind(':'));
+  if (options_.read_only) return absl::StrCat(host, ":", port);
   reaper_ = std::thread([this] { ReapLoop(); });
   if (auto st = planner_->ResumeUnfinished(); !st.ok()) {
     spdlog::error("planner: resuming tune jobs: {}", st.ToString());

@@ -42,6 +42,11 @@ struct ServerOptions {
   int max_source_bytes = 256 << 10;           // JobSpec.source
   int max_candidates = 1000;                  // JobSpec.max_candidates
   std::shared_ptr<const Authenticator> auth;  // Start() builds it from the files
+  // A read-only view of a store that no server runs now (`argus result` after
+  // an embedded `argus tune`): jobs, workers and artifacts are served, but no
+  // job is submitted, cancelled, resumed or planned, no lease expires and no
+  // worker is served; another process may be writing the store meanwhile.
+  bool read_only = false;
 };
 
 class JobServiceImpl;

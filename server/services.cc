@@ -26,6 +26,15 @@ bool Finished(v1::JobState s) {
 
 Status Invalid(const std::string& msg) { return Status(grpc::INVALID_ARGUMENT, msg); }
 
+// What a read-only view (ServerOptions::read_only) answers a change.
+Status ReadOnly(const ServerOptions& o) {
+  return Status(grpc::FAILED_PRECONDITION,
+                absl::StrCat("the store ", o.db_path,
+                             " is open read-only here, as no server runs it (an embedded argus "
+                             "tune stops with Ctrl-C; to change jobs, start argus-server --db ",
+                             o.db_path, " and pass --server)"));
+}
+
 // Every handler starts here: refuse calls without the right token.
 #define AUTHORIZE(ctx, role, name)                                                            \
   do {                                                                                        \
@@ -112,6 +121,7 @@ Status JobServiceImpl::SubmitJob(ServerContext* ctx, const v1::SubmitJobRequest*
                                  v1::SubmitJobResponse* resp) {
   std::string principal;
   AUTHORIZE(ctx, Role::kClient, &principal);
+  if (options_.read_only) return ReadOnly(options_);
   v1::JobSpec spec = req->spec();
   if (!principal.empty()) spec.set_client(principal);  // the token says who submits
   if (auto st = CheckLimits(spec, options_); !st.ok()) return st;
@@ -183,6 +193,7 @@ Status JobServiceImpl::CancelJob(ServerContext* ctx, const v1::CancelJobRequest*
                                  v1::Job* resp) {
   AUTHORIZE(ctx, Role::kClient, nullptr);
   if (req->id().empty()) return Invalid("id: required");
+  if (options_.read_only) return ReadOnly(options_);
   auto job = store_->CancelJob(req->id(), NowMs());
   if (!job.ok()) return ToGrpc(job.status());
   *resp = std::move(*job);
@@ -195,9 +206,11 @@ Status JobServiceImpl::WatchJob(ServerContext* ctx, const v1::WatchJobRequest* r
   if (req->id().empty()) return Invalid("id: required");
   int64_t seen_version = -1;
   std::string last_sent;
-  while (!ctx->IsCancelled() && !stopping_->load()) {
+  for (int64_t tick = 0; !ctx->IsCancelled() && !stopping_->load(); ++tick) {
     int64_t version = store_->version();
-    if (version != seen_version) {
+    // A read-only view's store is written by another process, whose writes
+    // this one's version does not count: look every 500 ms.
+    if (version != seen_version || (options_.read_only && tick % 10 == 0)) {
       seen_version = version;
       auto job = store_->GetJob(req->id());
       if (!job.ok()) return ToGrpc(job.status());

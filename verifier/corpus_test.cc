@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "dsl/check.h"
@@ -104,12 +105,10 @@ TEST_CASE("every example verifies clean (no false alarms)") {
     auto r = VerifySource(entry.path().filename().string(), text, {}, opt);
     REQUIRE(r.ok());
     INFO(ToText(*r));
-    if (entry.path().filename() == "gemm_wgmma_pingpong.py" ||
-        absl::StrContains(text, "to_operand(")) {
+    if (entry.path().filename() == "gemm_wgmma_pingpong.py") {
       // Ping-pong consumers wait on every other tile's phases (ordered by the
-      // `turn` barriers), which the phase model does not cover; fragment math
-      // (flash attention) is not modelled yet. The verifier must say so
-      // (unknown), never refute or pass them.
+      // `turn` barriers), which the phase model does not cover. The verifier
+      // must say so (unknown), never refute or pass it.
       bool unsupported = false;
       for (const Finding& f : r->findings) {
         CHECK(f.severity != Severity::kViolation);
@@ -140,6 +139,64 @@ TEST_CASE("the clean kernels of tests/verifier/clean verify clean") {
     CHECK(r->verified());
   }
   CHECK(n >= 3);
+}
+
+TEST_CASE("fragment math: the flash attention template verifies in every configuration") {
+  // bf16, causal and not, D64/D128, GQA (G query heads per K/V head), at the
+  // tune shape B4 H32 S4096 (the planner verifies at the job's dims).
+  std::string text = Slurp(fs::path(ARGUS_SOURCE_DIR) / "kb/templates/flash_attention_mma.py");
+  struct Cfg {
+    const char *hd, *g, *bq, *bkv, *causal;
+  };
+  for (const Cfg& c : {Cfg{"128", "1", "64", "64", "False"}, Cfg{"128", "4", "64", "64", "True"},
+                       Cfg{"64", "8", "128", "32", "False"}, Cfg{"64", "2", "128", "64", "True"}}) {
+    INFO(c.hd << " G=" << c.g << " BQ=" << c.bq << " BKV=" << c.bkv << " causal=" << c.causal);
+    dsl::CheckOptions co;
+    co.consts = {{"HD", c.hd}, {"G", c.g}, {"BQ", c.bq}, {"BKV", c.bkv}, {"CAUSAL", c.causal}};
+    VerifyOptions opt;
+    opt.dims = {{"BH", 128}, {"BHKV", 128 / std::stoi(c.g)}, {"S", 4096}};
+    opt.use_cache = false;
+    auto r = VerifySource("flash_attention_mma.py", text, co, opt);
+    REQUIRE(r.ok());
+    INFO(ToText(*r));
+    CHECK(r->verified());
+    CHECK(r->findings.empty());
+  }
+}
+
+TEST_CASE("fragment math: a fragment carried across iterations is unknown, never passed") {
+  // S accumulated over every K/V tile (never re-zeroed) and P taken from the
+  // previous iteration: the tags of earlier iterations are not followed, so
+  // P V's pairing is not proved; the verifier says so.
+  std::string text = Slurp(fs::path(ARGUS_SOURCE_DIR) / "examples/flash_attention_mma.py");
+  const std::string zero =
+      "        s = fragment(f32, (BQ, BKV), mma=\"mma_sync_m16n8k16_bf16\", warps=(BQ // 16, "
+      "1))\n";
+  REQUIRE(absl::StrContains(text, zero));
+  std::string hoisted = absl::StrReplaceAll(text, {{zero, ""}});
+  hoisted = absl::StrReplaceAll(hoisted, {{"    m_i = row_fill(o, -1.0e30)\n",
+                                           zero.substr(4) + "    m_i = row_fill(o, -1.0e30)\n"}});
+  std::string prev = absl::StrReplaceAll(
+      text,
+      {{"        pa = to_operand(p, o)\n", "        pa = to_operand(pp, o)\n        pp = p\n"},
+       {"    m_i = row_fill(o, -1.0e30)\n",
+        "    pp = fragment(f32, (BQ, BKV), mma=\"mma_sync_m16n8k16_bf16\", warps=(BQ // 16, "
+        "1))\n    m_i = row_fill(o, -1.0e30)\n"}});
+  for (const std::string& src : {hoisted, prev}) {
+    VerifyOptions opt;
+    opt.dims = kExampleDims;
+    opt.use_cache = false;
+    auto r = VerifySource("flash_attention_mma.py", src, {}, opt);
+    REQUIRE(r.ok());
+    INFO(src << ToText(*r));
+    CHECK(!r->verified());
+    bool unsupported = false;
+    for (const Finding& f : r->findings) {
+      CHECK(f.severity != Severity::kViolation);
+      unsupported |= f.check == "unsupported";
+    }
+    CHECK(unsupported);
+  }
 }
 
 TEST_CASE("an unmasked tail is reported when the shape does not divide the tile") {

@@ -48,6 +48,32 @@ struct Tag {  // kind: 0 opaque, 1 data (tensor + coords), 2 custom value (c[0])
   std::vector<expr> c;
 };
 
+// Fragment math (verify_frag.cc): what an accumulator element's value is
+// made of. A contribution's tag (a row tag from an A operand, a column tag
+// from a B operand), valid where `cond` holds; every alternative whose
+// condition holds is a contribution (checks must hold for each).
+struct TagAlt {
+  expr cond;
+  Tag tag;
+  const Op* src = nullptr;                          // the write it comes from
+  const Op* via = nullptr;                          // accumulators: the mma that brought it in
+  bool exact = true;                                // from a window candidate (see Candidates)
+  std::vector<std::pair<std::string, expr>> iters;  // the writer's loop variables
+};
+struct TagSet {
+  std::vector<TagAlt> alts;
+  std::optional<expr> known;  // every contribution has a known tag (unset: true)
+  // Contributions of earlier iterations of loop `first` that flowed in
+  // through loop-carried variable `second` (unknown until the loop ends).
+  std::set<std::pair<int, int>> carried;
+};
+// Tags of a fragment value over the engine's canonical element variables
+// (fi_, fj_): rows from the A operands of the MMAs that produced it, columns
+// from their B operands. Row vectors have rows only.
+struct FragTags {
+  TagSet rows, cols;
+};
+
 struct DimMap {
   bool fixed = true;
   int vdim = -1;  // view dim when !fixed
@@ -73,6 +99,7 @@ struct Val {
   int read_event = -1;  // fragments: the read of their source
   std::optional<dsl::FragGeom> geom;
   bool frag_global = false;
+  std::optional<FragTags> ft;  // accumulators, row vectors, to_operand results
 };
 
 struct Event {
@@ -492,6 +519,19 @@ class Engine {
   void CheckRead(const Event& rd);
   void CheckAssert(const Op& op);
   void CheckMmaK(const Op& op);
+  // ---- fragment math (verify_frag.cc)
+  struct KSide;
+  absl::Status DoFragMath(const Op& op);
+  void DoMma(const Op& op);
+  bool OperandSide(int var, bool is_a, const expr& r, const expr& c, KSide* s);
+  TagSet Contributions(const Op& op, const KSide& s);
+  TagSet Union(const TagSet& a, const TagSet& b);
+  void CarryBegin(int loop, const Block& body, std::map<int, FragTags>* saved);
+  void CarryEnd(int loop, const std::map<int, FragTags>& saved);
+  void MergeFragTags(const expr& cond, const std::vector<Val>& then_vals);
+  void CheckRowReduceLayout(const Op& op, const dsl::FragGeom& g);
+  void CheckToOperandLayout(const Op& op, const dsl::FragGeom& a, const dsl::FragGeom& acc);
+  void LayoutVerdict(const Op& op, const std::string& check, const std::string& why);
   void CheckRaces();
   void CheckDivergence(const Op& op, const char* what);
   void CheckOob(const Op& op, const View& v, const std::vector<expr>& coords, expr guard,
@@ -592,6 +632,7 @@ class Engine {
   std::vector<expr> blk_, grid_;
   std::optional<expr> tid_, pc_, bar_, commit_;
   expr tid_base_{c_};
+  expr fi_{c_}, fj_{c_};  // canonical fragment element (row, col) of FragTags
   std::vector<dsl::ir::Layout> allocs_;
   std::vector<std::string> alloc_names_;
   std::deque<Event> events_;

@@ -509,59 +509,6 @@ void Engine::CheckAssert(const Op& op) {
       bad);
 }
 
-void Engine::CheckMmaK(const Op& op) {
-  Val& a = vals_[op.operands[1]];
-  Val& b = vals_[op.operands[2]];
-  if (a.k != Val::kFrag || b.k != Val::kFrag || a.read_event < 0 || b.read_event < 0) return;
-  const Event& ra = events_[a.read_event];
-  const Event& rb = events_[b.read_event];
-  if (ra.elem.size() != 2 || rb.elem.size() != 2 || a.frag_global || b.frag_global) return;
-  // A(i, kk) and B(kk, j) for the same kk: instance the B read at the same iteration.
-  std::map<unsigned, expr> pins;
-  for (int l : loop_stack_) pins.emplace(loops_[l].var->id(), *loops_[l].var);
-  pins.emplace(rb.elem[0].id(), ra.elem[1]);
-  auto chain = [&](const Event& rd, const std::vector<expr>& L, const Inst* in, expr* kc,
-                   expr* ok) {
-    auto cands = Candidates(rd, L, "");
-    expr val = I(-1), known = c_.bool_val(false);
-    for (auto it = cands.rbegin(); it != cands.rend(); ++it) {
-      if (!it->window || !it->qf || it->tag.kind != 1) continue;
-      const auto& t = it->tag.c;
-      // The K coordinate is A's column / B's row of a 2-D tensor; rank-3 tensors
-      // (attention's [BH, S, D]) place it elsewhere: no claim about them.
-      if (t.size() != 2) continue;
-      expr kcoord = &rd == &ra ? t[1] : t[0];
-      val = z3::ite(it->body, kcoord, val);
-      known = known || it->body;
-    }
-    (void)in;
-    *kc = val;
-    *ok = known;
-  };
-  expr ka(c_), kb(c_), oka(c_), okb(c_);
-  chain(ra, ra.coords, nullptr, &ka, &oka);
-  Inst in = MakeInst(pins);
-  std::vector<expr> Lb;
-  for (const expr& x : rb.coords) Lb.push_back(Sub(in, x));
-  // resolve B at the renamed coordinates
-  Event rb2 = rb;
-  rb2.coords = Lb;
-  rb2.guard = Sub(in, *rb.guard);
-  chain(rb2, Lb, nullptr, &kb, &okb);
-  expr bad = *ra.guard && *rb2.guard && oka && okb && ka != kb;
-  auto watch = BaseWatch();
-  watch.emplace_back("@ka", ka);
-  watch.emplace_back("@kb", kb);
-  watch.emplace_back("@i", ra.elem[0]);
-  watch.emplace_back("@kk", ra.elem[1]);
-  Obligation("mma_k_mismatch", op, bad, watch, [&](const ProofResult& r, Finding* f) {
-    f->message = "MMA operands disagree on K: the A and B fragments come from different K slices";
-    f->cex.coordinates = {M(r, "@i"), M(r, "@kk")};
-    f->cex.expected = absl::StrCat("A column k=", M(r, "@ka"));
-    f->cex.actual = absl::StrCat("B row k=", M(r, "@kb"));
-  });
-}
-
 absl::Status Engine::Walk(const Block& b) {
   for (const Op& op : b) {
     ++pos_;
@@ -1018,6 +965,7 @@ absl::Status Engine::Step(const Op& op) {
     case OpCode::kFragment: {
       Val v;
       v.k = Val::kFrag;
+      v.ft = FragTags{};  // zero: no contributions yet
       vals_[op.result] = v;
       if (acc_group_.count(op.result)) {  // re-zeroing while a wgmma may write it
         CheckAccRead(op, op.result);
@@ -1028,7 +976,7 @@ absl::Status Engine::Step(const Op& op) {
     case OpCode::kLoadFragment:
       return DoLoadFragment(op);
     case OpCode::kMma:
-      CheckMmaK(op);
+      DoMma(op);
       return absl::OkStatus();
     case OpCode::kMbarrier: {
       CheckDivergence(op, "mbarrier() (initialization implies a barrier)");
@@ -1280,9 +1228,12 @@ absl::Status Engine::Step(const Op& op) {
       ctx_keep_.push_back(*pc_);
       ctx_.back() = pc_->id();
       SetScalar(op.result, k);
+      std::map<int, FragTags> carried;
+      CarryBegin(id, op.regions[0], &carried);
       loop_stack_.push_back(id);
       RETURN_IF_ERROR(Walk(op.regions[0]));
       loop_stack_.pop_back();
+      CarryEnd(id, carried);
       ctx_.pop_back();
       loops_[id].pos_end = pos_;
       pc_ = saved_pc;
@@ -1345,6 +1296,7 @@ absl::Status Engine::Step(const Op& op) {
       bool waits_differ = (wait1.has_value() != wait_.has_value()) ||
                           (wait1 && wait_ && !z3::eq(wait1->commit, wait_->commit));
       if (waits_differ) wait_.reset();
+      MergeFragTags(cond, then_vals);
       for (size_t v = 0; v < vals_.size(); ++v) {
         Val& a = then_vals[v];
         Val& b = vals_[v];
@@ -1364,10 +1316,7 @@ absl::Status Engine::Step(const Op& op) {
     case OpCode::kFragCoord:
     case OpCode::kFragRowFill:
     case OpCode::kToOperand:
-      // Fragment math (flash attention): not modelled yet.
-      if (op.result >= 0) Havoc(op.result);
-      Unsupported(op, absl::StrCat(dsl::ir::OpCodeName(op.code), " (fragment math)"));
-      return absl::OkStatus();
+      return DoFragMath(op);
     case OpCode::kWhile: {
       std::set<int> as;
       for (const Block& r : op.regions) Assigned(r, &as);
@@ -1424,6 +1373,8 @@ absl::Status Engine::Run() {
   }
   for (const auto& s : f_.scalars) Havoc(s.var);
   tid_base_ = Fresh("tid");
+  fi_ = c_.int_const("frag:i");
+  fj_ = c_.int_const("frag:j");
   tid_ = tid_base_;
   pc_ = tid_base_ >= 0 && tid_base_ < I(f_.threads);
   bar_ = I(0);

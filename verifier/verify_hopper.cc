@@ -526,6 +526,13 @@ absl::Status Engine::DoWgmma(const Op& op) {
     if (x.k == Val::kFrag && x.read_event >= 0) events_[x.read_event].wg_group = *wg_commit_;
   }
   acc_group_.insert_or_assign(op.operands[0], *wg_commit_);
+  // Accumulator tags through wgmma are not followed yet (its operands are
+  // read when the group completes): fragment math on it stays unknown.
+  Val& acc = vals_[op.operands[0]];
+  if (acc.k == Val::kFrag) {
+    acc.ft = FragTags{};
+    acc.ft->rows.known = acc.ft->cols.known = c_.bool_val(false);
+  }
   return absl::OkStatus();
 }
 

@@ -79,15 +79,10 @@ int ParseVerb(FlagSet& flags, const std::string& verb, const std::vector<std::st
   return -1;
 }
 
-// A connection to --server / $ARGUS_SERVER, or an error if neither is set.
+// A connection to --server / $ARGUS_SERVER, else to the embedded store (read
+// only), else an error.
 absl::StatusOr<std::unique_ptr<Connection>> Connect(const Globals& g) {
-  std::string addr = ResolveServerAddress(g.server);
-  if (addr.empty()) {
-    return absl::InvalidArgumentError("no server: pass --server HOST:PORT or set ARGUS_SERVER");
-  }
-  auto dial = ResolveDialOptions(g.dial);
-  if (!dial.ok()) return dial.status();
-  return std::make_unique<Connection>(addr, *dial);
+  return ConnectOrOpenEmbeddedStore(g.server, g.dial);
 }
 
 void PrintJob(const v1::Job& job) {
@@ -201,9 +196,9 @@ int Probe(const std::string& verb, const std::vector<std::string>& args) {
   if (addr.empty()) {
     std::string db = g.db;
     if (db.empty()) {
-      auto dir = EmbeddedStateDir();
-      if (!dir.ok()) return VerbFail(verb, dir.status());
-      db = *dir + "/embedded.db";
+      auto path = EmbeddedStorePath();
+      if (!path.ok()) return VerbFail(verb, path.status());
+      db = *path;
     }
     embedded = std::make_unique<Embedded>();
     auto started = embedded->Start(db);

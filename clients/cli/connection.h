@@ -26,6 +26,9 @@ class Connection {
  public:
   explicit Connection(std::string address, const worker::DialOptions& dial = {});
   const std::string& address() const { return address_; }
+  // Keeps `server` (an in-process one this connection talks to) alive until
+  // the connection is gone.
+  void KeepServerAlive(std::shared_ptr<void> server) { server_ = std::move(server); }
   v1::JobService::Stub* jobs() { return jobs_.get(); }
 
   // A context with the default deadline (or `timeout`).
@@ -48,6 +51,7 @@ class Connection {
                                 std::chrono::milliseconds reconnect_for = std::chrono::seconds(60));
 
  private:
+  std::shared_ptr<void> server_;  // destroyed after the channel and stub below
   std::string address_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::JobService::Stub> jobs_;

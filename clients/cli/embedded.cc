@@ -29,6 +29,34 @@ absl::StatusOr<std::string> EmbeddedStateDir() {
   return dir.string();
 }
 
+absl::StatusOr<std::string> EmbeddedStorePath() {
+  ASSIGN_OR_RETURN(std::string dir, EmbeddedStateDir());
+  return dir + "/argus.db";
+}
+
+absl::StatusOr<std::unique_ptr<Connection>> ConnectOrOpenEmbeddedStore(
+    const std::string& server_flag, const worker::DialFiles& dial, std::string* embedded_store) {
+  std::string addr = ResolveServerAddress(server_flag);
+  if (!addr.empty()) {
+    ASSIGN_OR_RETURN(worker::DialOptions options, ResolveDialOptions(dial));
+    return std::make_unique<Connection>(addr, options);
+  }
+  ASSIGN_OR_RETURN(std::string db, EmbeddedStorePath());
+  if (!std::filesystem::exists(db)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "no server: pass --server HOST:PORT or set ARGUS_SERVER (and no embedded store at ", db,
+        ": no command has run without --server yet)"));
+  }
+  auto embedded = std::make_shared<Embedded>();
+  EmbeddedOptions options;
+  options.read_only = true;
+  ASSIGN_OR_RETURN(std::string address, embedded->Start(db, options));
+  auto conn = std::make_unique<Connection>(address);
+  conn->KeepServerAlive(std::move(embedded));
+  if (embedded_store) *embedded_store = db;
+  return conn;
+}
+
 Embedded::~Embedded() { Stop(); }
 
 absl::StatusOr<std::string> Embedded::Start(const std::string& db_path,
@@ -38,8 +66,10 @@ absl::StatusOr<std::string> Embedded::Start(const std::string& db_path,
   options.db_path = db_path;
   options.heartbeat_ms = 500;
   options.lease_ms = embedded.lease_ms;
+  options.read_only = embedded.read_only;
   server_ = std::make_unique<server::Server>(options);
   ASSIGN_OR_RETURN(std::string address, server_->Start());
+  if (embedded.read_only) return address;
   worker::DaemonOptions wopts;
   wopts.server = address;
   wopts.lease_wait_ms = embedded.lease_wait_ms;

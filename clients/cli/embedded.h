@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "clients/cli/connection.h"
 #include "gpu_worker/daemon.h"
 #include "server/server.h"
 
@@ -23,6 +24,9 @@ namespace argus::cli {
 // probes; `argus tune` holds leases longer (a full-size GPU candidate can run
 // for a minute) and may give the worker the planner's candidate handler.
 struct EmbeddedOptions {
+  // Serve the store for reading only, with no worker (ServerOptions::read_only):
+  // for the verbs that look at jobs an earlier embedded command ran.
+  bool read_only = false;
   int64_t lease_ms = 5000;
   int64_t lease_wait_ms = 500;
   worker::CandidateOptions candidate;     // the worker's own candidate handler's
@@ -46,6 +50,18 @@ class Embedded {
 
 // Where the embedded store lives (created if missing).
 absl::StatusOr<std::string> EmbeddedStateDir();
+
+// The embedded store: EmbeddedStateDir()/argus.db, the one store every
+// command run without --server uses.
+absl::StatusOr<std::string> EmbeddedStorePath();
+
+// A connection to --server / $ARGUS_SERVER; with neither, to a read-only
+// embedded server over the embedded store when there is one (what earlier
+// commands without --server wrote), else an error saying how to name a
+// server. `embedded_store` is set to the store's path in the second case.
+absl::StatusOr<std::unique_ptr<Connection>> ConnectOrOpenEmbeddedStore(
+    const std::string& server_flag, const worker::DialFiles& dial,
+    std::string* embedded_store = nullptr);
 
 }  // namespace argus::cli
 

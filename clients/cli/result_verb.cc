@@ -21,6 +21,7 @@
 #include "base/logging.h"
 #include "clients/cli/commands.h"
 #include "clients/cli/connection.h"
+#include "clients/cli/embedded.h"
 #include "clients/cli/exit_codes.h"
 #include "clients/cli/verb_flags.h"
 #include "codegen/dsl_compile.h"
@@ -40,14 +41,9 @@ int FetchJob(const std::string& verb, FlagSet& flags, const std::vector<std::str
              const VerbFlags& g, v1::Job* job, std::unique_ptr<Connection>* conn) {
   std::string id;
   if (int rc = ParseOneArg(verb, flags, args, g, "job id", &id); rc >= 0) return rc;
-  std::string addr = ResolveServerAddress(g.server);
-  if (addr.empty()) {
-    return ResultFail(
-        verb, absl::InvalidArgumentError("no server: pass --server HOST:PORT or set ARGUS_SERVER"));
-  }
-  auto dial = ResolveDialOptions({});  // $ARGUS_TOKEN
-  if (!dial.ok()) return ResultFail(verb, dial.status());
-  *conn = std::make_unique<Connection>(addr, *dial);
+  auto connected = ConnectOrOpenEmbeddedStore(g.server, {});  // $ARGUS_TOKEN for a server
+  if (!connected.ok()) return ResultFail(verb, connected.status());
+  *conn = std::move(*connected);
   auto got = (*conn)->Get(id);
   if (!got.ok()) return ResultFail(verb, got.status());
   *job = *got;

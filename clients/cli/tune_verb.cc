@@ -185,9 +185,9 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
   if (address.empty()) {
     if (!gpu_arch.empty()) target = gpu_arch;
     if (db.empty()) {
-      auto dir = EmbeddedStateDir();
-      if (!dir.ok()) return TuneFail(verb, dir.status());
-      db = *dir + "/argus.db";
+      auto path = EmbeddedStorePath();
+      if (!path.ok()) return TuneFail(verb, path.status());
+      db = *path;
     }
     embedded = std::make_unique<Embedded>();
     auto a = embedded->Start(db, TuneEmbeddedOptions(!gpu_arch.empty()));

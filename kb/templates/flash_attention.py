@@ -6,7 +6,7 @@ staged in shared memory; query head h reads key/value head h // G (GQA)."""
 def flash_attention(Q: Tensor[${dtype}, "BH", "S", HD], K: Tensor[${dtype}, "BHKV", "S", HD],
                     V: Tensor[${dtype}, "BHKV", "S", HD], O: Tensor[f32, "BH", "S", HD],
                     HD: const = 64, G: const = 1, BQ: const = 64, BKV: const = 32,
-                    CAUSAL: const = False):
+                    CAUSAL: const = False, CC: const = 4):
     grid(cdiv(S, BQ), BH)
     h = block_id(1)
     hk = h // G
@@ -24,7 +24,9 @@ def flash_attention(Q: Tensor[${dtype}, "BH", "S", HD], K: Tensor[${dtype}, "BHK
     sV = shared(${dtype}, (BKV, HD))
     m = -3.0e38
     l = 0.0
-    tl = thread_layout((BQ // 4, 4), vec=HD // 4)
+    # CC threads copy one row, HD // CC elements each (the KB picks 8-element,
+    # 16-byte vectors from D = 32 up; vec is at most 16).
+    tl = thread_layout((BQ // CC, CC), vec=HD // CC)
     for t in range(S // BKV):
         copy(K[hk].tile((BKV, HD), (t, 0)), sK, tl)
         copy(V[hk].tile((BKV, HD), (t, 0)), sV, tl)

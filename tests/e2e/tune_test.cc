@@ -94,5 +94,41 @@ TEST_CASE("argus tune: server + argus-verifier + argus-worker --backend interp f
   CHECK(meta["params"].size() >= 3);
 }
 
+// The embedded default keeps one store ($ARGUS_HOME/argus.db): after an
+// `argus tune` without --server, the read verbs without --server open that
+// store read-only, and a change is refused with a reason, not applied.
+TEST_CASE("argus tune without a server: list, result and export read its store afterwards",
+          "[e2e][tune]") {
+  Harness h;  // no server: the CLI runs its embedded one
+  h.cli_env = {"ARGUS_HOME=" + h.dir()};
+  ProcessResult r = h.Cli({"tune", "gemm", "--shape", "64x64x64", "--dtype", "f32", "--target",
+                           "interp", "--max_candidates", "2"},
+                          240);
+  INFO("tune stdout:\n" << r.stdout_text << "\nstderr:\n" << r.stderr_text);
+  REQUIRE(r.exit_code == 0);
+  auto jobs = Column(h.db(), "SELECT id FROM jobs");
+  REQUIRE(jobs.size() == 1);
+  ProcessResult list = h.Cli({"list"});
+  INFO("list: " << list.stdout_text << list.stderr_text);
+  CHECK(list.exit_code == 0);
+  CHECK(list.stdout_text.find(jobs[0]) != std::string::npos);
+  ProcessResult result = h.Cli({"result", jobs[0]});
+  INFO("result: " << result.stdout_text << result.stderr_text);
+  CHECK(result.exit_code == 0);
+  CHECK(result.stdout_text.find("speed-up") != std::string::npos);
+  ProcessResult exported = h.Cli({"export", jobs[0], "-o", h.dir() + "/export"});
+  INFO("export: " << exported.stderr_text);
+  CHECK(exported.exit_code == 0);
+  ProcessResult cancel = h.Cli({"cancel", jobs[0]});
+  CHECK(cancel.exit_code != 0);
+  CHECK(cancel.stderr_text.find("is open read-only here") != std::string::npos);
+  CHECK(h.Cli({"status", jobs[0]}).stdout_text.find("SUCCEEDED") != std::string::npos);
+  // Without a store the verbs say how to name a server.
+  h.cli_env = {"ARGUS_HOME=" + h.dir() + "/empty"};
+  ProcessResult none = h.Cli({"result", jobs[0]});
+  CHECK(none.exit_code != 0);
+  CHECK(none.stderr_text.find("no server: pass --server") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace argus::e2e

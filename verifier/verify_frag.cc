@@ -1,0 +1,571 @@
+// verifier/verify_frag.cc: the engine's fragment-math part — tags through
+// accumulators, row vectors and to_operand, and the MMA K-slice check on any
+// operand (see engine.h and docs/verifier.md, "Fragment math").
+//
+// Fragment math is register-only: it touches no memory, so it adds no race,
+// bounds or wait obligation. What it must keep is the data-flow identity of
+// each element. An accumulator element (i, j) is a sum of products A(i, kk) *
+// B(kk, j): its *row tags* are the tags of the A elements of row i, its
+// *column tags* those of the B elements of column j (the contraction
+// coordinate stays free, so a tag stands for every kk). Elementwise math keeps
+// the tags of its operands element by element (the union: a value built from
+// two accumulators carries both), a row reduction keeps the row tags and has no
+// column identity, and to_operand(p, o) makes element (i, kk) of the new A
+// operand element (i, kk) of p — its K coordinate is p's column, i.e. the tag
+// that p's column carries (in attention, the key position). The K-slice check
+// then compares the K coordinate of A's tag with that of B's for every (i, kk,
+// j): the coordinate of each tag that moves with kk.
+//
+// Layout facts the tags rest on are checked by enumerating the instruction's
+// lane tables (dsl/mma.h), so they hold for any layout FragGeom describes: the
+// lanes a row reduction combines hold exactly that row's columns, and
+// to_operand's A elements sit in the lanes that hold the accumulator elements.
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status.h"
+#include "verifier/engine.h"
+
+namespace argus::verifier::engine {
+
+namespace {
+
+// Whether `e` mentions the constant with id `var` (a DAG walk).
+bool Mentions(const expr& e, unsigned var, std::set<unsigned>* seen) {
+  if (!seen->insert(e.id()).second) return false;
+  if (e.is_const()) return e.id() == var;
+  if (e.is_app()) {
+    for (unsigned i = 0; i < e.num_args(); ++i)
+      if (Mentions(e.arg(i), var, seen)) return true;
+  }
+  return false;
+}
+
+expr Substitute(const expr& e, const z3::expr_vector& from, const z3::expr_vector& to) {
+  return const_cast<expr&>(e).substitute(from, to);
+}
+
+TagAlt SubstAlt(const TagAlt& a, const z3::expr_vector& from, const z3::expr_vector& to) {
+  TagAlt o = a;
+  o.cond = Substitute(a.cond, from, to);
+  for (expr& c : o.tag.c) c = Substitute(c, from, to);
+  for (auto& [n, v] : o.iters) v = Substitute(v, from, to);
+  return o;
+}
+
+}  // namespace
+
+// One operand of an MMA, element (r, c) (A: row, K; B: K, col): its tag
+// alternatives, the guard under which it is read, whether every element that
+// reaches the MMA has a known tag.
+struct Engine::KSide {
+  bool ok = false;
+  std::vector<TagAlt> alts;
+  std::optional<expr> guard, known, thread;
+  std::set<std::pair<int, int>> carried;
+  std::optional<dsl::FragGeom> geom;
+  bool from_acc = false;  // to_operand: alts are the accumulator's column tags
+  const Op* acc_src = nullptr;
+};
+
+bool Engine::OperandSide(int var, bool is_a, const expr& r, const expr& c, KSide* s) {
+  const Val& v = vals_[var];
+  if (v.k != Val::kFrag) return false;
+  const dsl::ir::Type& ty = f_.vars[var].type;
+  if (ty.is_frag()) s->geom = ty.frag.Geom();
+  z3::expr_vector from(c_), to(c_);
+  if (v.read_event < 0) {
+    // to_operand: element (r, c) of the A operand is element (r, c) of the
+    // accumulator; its K coordinate is the accumulator's column tag.
+    if (!is_a || !v.ft) return false;
+    from.push_back(fi_);
+    from.push_back(fj_);
+    to.push_back(r);
+    to.push_back(c);
+    for (const TagAlt& a : v.ft->cols.alts) s->alts.push_back(SubstAlt(a, from, to));
+    s->known = v.ft->cols.known ? Substitute(*v.ft->cols.known, from, to) : c_.bool_val(true);
+    s->carried = v.ft->cols.carried;
+    s->guard = *pc_ && r >= 0 && r < I(ty.frag.rows) && c >= 0 && c < I(ty.frag.cols);
+    s->from_acc = true;
+    s->ok = true;
+    return true;
+  }
+  const Event& rd = events_[v.read_event];
+  if (rd.elem.size() != 2) return false;
+  from.push_back(rd.elem[0]);
+  from.push_back(rd.elem[1]);
+  to.push_back(r);
+  to.push_back(c);
+  s->guard = Substitute(*rd.guard, from, to);
+  s->thread = Substitute(*rd.thread, from, to);
+  if (v.frag_global) {
+    Tag t;
+    t.kind = 1;
+    t.tensor = v.view.base;
+    t.c = Coords(v.view, rd.elem);
+    s->alts.push_back(SubstAlt(TagAlt{c_.bool_val(true), t, rd.op}, from, to));
+    s->known = c_.bool_val(true);
+    s->ok = true;
+    return true;
+  }
+  if (rd.alloc < 0) return false;
+  auto cands = Candidates(rd, rd.coords, "");
+  expr prior = c_.bool_val(true), known = c_.bool_val(false);
+  for (const Cand& cd : cands) {
+    if (cd.tag.kind == 1) {
+      TagAlt a{prior && cd.body, cd.tag, cd.w->op, nullptr, cd.window, cd.iters};
+      s->alts.push_back(SubstAlt(a, from, to));
+      known = known || (prior && cd.excl);
+    }
+    if (cd.window) prior = prior && !cd.excl;
+  }
+  s->known = Substitute(known, from, to);
+  s->ok = true;
+  return true;
+}
+
+TagSet Engine::Union(const TagSet& a, const TagSet& b) {
+  TagSet o = a;
+  o.alts.insert(o.alts.end(), b.alts.begin(), b.alts.end());
+  if (b.known) o.known = a.known ? (*a.known && *b.known) : *b.known;
+  o.carried.insert(b.carried.begin(), b.carried.end());
+  return o;
+}
+
+// The tags one MMA adds to its accumulator's element (fi_, fj_) from operand
+// side `s` read at (r, c): every alternative, where the read happens.
+TagSet Engine::Contributions(const Op& op, const KSide& s) {
+  TagSet t;
+  t.carried = s.carried;
+  expr at = *pc_ && *s.guard;
+  for (const TagAlt& a : s.alts) {
+    TagAlt x = a;
+    x.cond = at && a.cond;
+    x.via = &op;
+    t.alts.push_back(x);
+  }
+  t.known = z3::implies(at, *s.known);
+  return t;
+}
+
+void Engine::DoMma(const Op& op) {
+  Val& acc = vals_[op.operands[0]];
+  if (acc.k != Val::kFrag) return;
+  CheckMmaK(op);
+  // The accumulator's new contributions: A's row fi_ (any kk), B's column fj_.
+  FragTags add;
+  KSide a, b;
+  expr kr = Fresh("kr"), kc = Fresh("kc");
+  const Val& av = vals_[op.operands[1]];
+  if (av.read_event < 0 && av.ft) {
+    add.rows = av.ft->rows;  // to_operand: the rows of the source accumulator
+  } else if (OperandSide(op.operands[1], true, fi_, kr, &a)) {
+    add.rows = Contributions(op, a);
+  } else {
+    add.rows.known = c_.bool_val(false);
+  }
+  if (OperandSide(op.operands[2], false, kc, fj_, &b)) {
+    add.cols = Contributions(op, b);
+  } else {
+    add.cols.known = c_.bool_val(false);
+  }
+  if (!acc.ft) {
+    acc.ft = FragTags{};
+    acc.ft->rows.known = acc.ft->cols.known = c_.bool_val(false);
+  }
+  acc.ft->rows = Union(acc.ft->rows, add.rows);
+  acc.ft->cols = Union(acc.ft->cols, add.cols);
+}
+
+void Engine::CheckMmaK(const Op& op) {
+  expr i = Fresh("mi"), kk = Fresh("mk"), j = Fresh("mj");
+  KSide a, b;
+  if (!OperandSide(op.operands[1], true, i, kk, &a) ||
+      !OperandSide(op.operands[2], false, kk, j, &b))
+    return;  // operands the verifier does not track (no read to follow)
+  if (!a.carried.empty() || !b.carried.empty()) {
+    Unsupported(op,
+                "an MMA operand built from a fragment carried across loop iterations (its "
+                "earlier iterations' tags are not followed)");
+    return;
+  }
+  // The K coordinate of a tag: the one coordinate that moves with kk (the
+  // fragment's K index). A 2-D tag that does not mention kk (a broadcast)
+  // keeps the GEMM convention: A's column, B's row.
+  std::map<std::string, int> classes;
+  auto kcoord = [&](const Tag& t, bool is_a, int* d) {
+    *d = -1;
+    int n = 0;
+    for (size_t x = 0; x < t.c.size(); ++x) {
+      std::set<unsigned> seen;
+      if (Mentions(t.c[x], kk.id(), &seen)) {
+        *d = static_cast<int>(x);
+        ++n;
+      }
+    }
+    if (n == 0 && t.c.size() == 2) {
+      *d = is_a ? 1 : 0;
+      n = 1;
+    }
+    if (n != 1) *d = -1;
+    // The dim's extent names the contracted dimension (A's "K" is B's "K";
+    // attention's key positions are K's and V's "S").
+    if (*d < 0 || t.tensor < 0) return -1;
+    const dsl::ir::SymInt& si = f_.tensors[t.tensor].shape[*d];
+    std::string key = absl::StrCat(si.coeff, ":", absl::StrJoin(si.syms, ","));
+    return classes.emplace(key, static_cast<int>(classes.size())).first->second;
+  };
+  std::vector<int> da(a.alts.size()), db(b.alts.size()), ca(a.alts.size()), cb(b.alts.size());
+  expr known_a = *a.known, known_b = *b.known;
+  for (size_t x = 0; x < a.alts.size(); ++x) {
+    ca[x] = kcoord(a.alts[x].tag, true, &da[x]);
+    if (da[x] < 0) known_a = known_a && !a.alts[x].cond;
+  }
+  for (size_t y = 0; y < b.alts.size(); ++y) {
+    cb[y] = kcoord(b.alts[y].tag, false, &db[y]);
+    if (db[y] < 0) known_b = known_b && !b.alts[y].cond;
+  }
+  expr guard = *a.guard && *b.guard;
+  expr within = Within();
+  expr bad = c_.bool_val(false), bad_def = c_.bool_val(false);
+  auto watch = BaseWatch();
+  watch.emplace_back("@i", i);
+  watch.emplace_back("@kk", kk);
+  watch.emplace_back("@j", j);
+  if (a.thread) watch.emplace_back("@rt", *a.thread);
+  for (size_t x = 0; x < a.alts.size(); ++x) {
+    if (da[x] < 0) continue;
+    watch.emplace_back(absl::StrCat("@ka", x), a.alts[x].tag.c[da[x]]);
+    for (size_t d = 0; d < a.alts[x].tag.c.size(); ++d)
+      watch.emplace_back(absl::StrCat("@ta", x, "_", d), a.alts[x].tag.c[d]);
+    for (size_t y = 0; y < b.alts.size(); ++y) {
+      if (db[y] < 0) continue;
+      expr differ =
+          ca[x] != cb[y] ? c_.bool_val(true) : a.alts[x].tag.c[da[x]] != b.alts[y].tag.c[db[y]];
+      expr ind = guard && a.alts[x].cond && b.alts[y].cond && differ;
+      watch.emplace_back(absl::StrCat("@w", x, "_", y), ind);
+      bad = bad || ind;
+      bad_def = bad_def || ((a.alts[x].exact && b.alts[y].exact) ? ind : ind && within);
+    }
+  }
+  for (size_t y = 0; y < b.alts.size(); ++y) {
+    if (db[y] < 0) continue;
+    watch.emplace_back(absl::StrCat("@kb", y), b.alts[y].tag.c[db[y]]);
+    for (size_t d = 0; d < b.alts[y].tag.c.size(); ++d)
+      watch.emplace_back(absl::StrCat("@tb", y, "_", d), b.alts[y].tag.c[d]);
+    for (const auto& [n, v] : b.alts[y].iters)
+      watch.emplace_back(absl::StrCat("@bi", y, ":", n), v);
+  }
+  auto tag_text = [&](const ProofResult& r, const std::string& p, const Tag& t) {
+    std::vector<int64_t> cs;
+    for (size_t d = 0; d < t.c.size(); ++d) cs.push_back(M(r, absl::StrCat(p, d)));
+    return absl::StrCat(f_.tensors[t.tensor].name, "(", absl::StrJoin(cs, ","), ")");
+  };
+  auto dim_text = [&](const Tag& t, int d) {
+    return absl::StrCat(f_.tensors[t.tensor].name, " dim ", d);
+  };
+  Obligation(
+      "mma_k_mismatch", op, bad_def, watch,
+      [&](const ProofResult& r, Finding* f) {
+        int64_t mi = M(r, "@i"), mk = M(r, "@kk"), mj = M(r, "@j");
+        f->cex.coordinates = {mi, mk};
+        // The lane that holds A element (i, kk), from the instruction's lane
+        // table (any layout FragGeom describes).
+        if (a.geom && a.geom->mma && !a.geom->mma->wgmma) {
+          const dsl::FragGeom& g = *a.geom;
+          bool found = false;
+          for (int w = 0; w < g.wm * g.wn && !found; ++w) {
+            for (int l = 0; l < g.mma->warp_size && !found; ++l) {
+              for (int e = 0; e < g.PerLane() && !found; ++e) {
+                int rr, cc;
+                g.Coord(w, l, e, &rr, &cc);
+                if (rr != mi || cc != mk) continue;
+                found = true;
+                f->cex.thread = (g.first + w) * g.mma->warp_size + l;
+                f->cex.warp = f->cex.thread / f_.warp_size;
+                f->cex.lane = f->cex.thread % f_.warp_size;
+                f->cex.element = e;
+              }
+            }
+          }
+        }
+        for (size_t x = 0; x < a.alts.size(); ++x) {
+          for (size_t y = 0; y < b.alts.size(); ++y) {
+            if (da[x] < 0 || db[y] < 0 || !M(r, absl::StrCat("@w", x, "_", y))) continue;
+            const Tag& ta = a.alts[x].tag;
+            const Tag& tb = b.alts[y].tag;
+            f->message = absl::StrCat(
+                "MMA operands disagree on K: A element (", mi, ",", mk, ") and B element (", mk,
+                ",", mj, ") come from different K coordinates",
+                a.from_acc ? " (A is to_operand of an accumulator: its K coordinate is the "
+                             "column tag of that accumulator, i.e. the B operand that produced "
+                             "its column)"
+                           : "");
+            f->cex.expected =
+                absl::StrCat("A column k=", M(r, absl::StrCat("@ka", x)), " (", dim_text(ta, da[x]),
+                             " of ", tag_text(r, absl::StrCat("@ta", x, "_"), ta), ")");
+            f->cex.actual =
+                absl::StrCat("B row k=", M(r, absl::StrCat("@kb", y)), " (", dim_text(tb, db[y]),
+                             " of ", tag_text(r, absl::StrCat("@tb", y, "_"), tb), ")");
+            if (const Op* w = b.alts[y].src) {
+              f->cex.written_at = w->loc;
+              f->cex.written_source = Src(w->loc);
+              std::vector<std::string> wi;
+              for (const auto& [n, v] : b.alts[y].iters)
+                wi.push_back(absl::StrCat(n, "=", M(r, absl::StrCat("@bi", y, ":", n))));
+              f->cex.written_iteration = absl::StrJoin(wi, ",");
+            }
+            if (a.alts[x].via && a.alts[x].src) {
+              f->cex.other = absl::StrCat(
+                  "A's column holds the accumulator column produced by the mma at line ",
+                  a.alts[x].via->loc.line, ", from its B operand written at line ",
+                  a.alts[x].src->loc.line);
+            } else if (a.alts[x].src) {
+              f->cex.other =
+                  absl::StrCat("A's element was written at line ", a.alts[x].src->loc.line);
+            }
+            return;
+          }
+        }
+        f->message = "MMA operands disagree on K";
+      },
+      bad);
+  // Every element that reaches the MMA has a tag whose K coordinate is known
+  // (otherwise the pairing is not proved: unknown, never passed).
+  auto kwatch = BaseWatch();
+  Obligation("mma_k_mismatch", op, guard && !(known_a && known_b), kwatch,
+             [&](const ProofResult&, Finding* f) {
+               f->severity = Severity::kUnknown;
+               f->has_cex = false;
+               f->message =
+                   "unknown: the K coordinate of some MMA operand element is not known (no "
+                   "tracked write reaches it, or its tag has no single coordinate that moves "
+                   "with K)";
+             });
+}
+
+absl::Status Engine::DoFragMath(const Op& op) {
+  Val out;
+  out.k = Val::kFrag;
+  const dsl::ir::Type& rt = f_.vars[op.result].type;
+  if (rt.is_frag()) out.geom = rt.frag.Geom();
+  FragTags ft;
+  auto tags_of = [&](int var) -> std::optional<FragTags> {
+    const Val& v = vals_[var];
+    if (v.k != Val::kFrag) return FragTags{};  // a scalar: no tags
+    if (v.ft) return v.ft;
+    FragTags opaque;  // an operand fragment (the checker forbids it): unknown
+    opaque.rows.known = opaque.cols.known = c_.bool_val(false);
+    return opaque;
+  };
+  switch (op.code) {
+    case OpCode::kFragEw:
+      // Element (i, j) of the result is made of element (i, j) of each
+      // operand (row vectors: of its row): the union of their tags.
+      for (int x : op.operands) {
+        FragTags t = *tags_of(x);
+        ft.rows = Union(ft.rows, t.rows);
+        // a row vector scales whole rows: it gives no column its identity
+        const auto& xt = f_.vars[x].type;
+        if (!(xt.is_frag() && xt.frag.role == dsl::FragRole::kRow))
+          ft.cols = Union(ft.cols, t.cols);
+      }
+      break;
+    case OpCode::kFragRowReduce: {
+      // A per-row value: the row's tags; it has no column identity.
+      FragTags t = *tags_of(op.operands[0]);
+      ft.rows = t.rows;
+      if (f_.vars[op.operands[0]].type.is_frag())
+        CheckRowReduceLayout(op, f_.vars[op.operands[0]].type.frag.Geom());
+      break;
+    }
+    case OpCode::kFragCoord:
+    case OpCode::kFragRowFill:
+      break;  // indexes and constants: no data
+    case OpCode::kToOperand: {
+      ft = *tags_of(op.operands[0]);
+      const auto& at = f_.vars[op.operands[0]].type;
+      if (rt.is_frag() && at.is_frag()) CheckToOperandLayout(op, rt.frag.Geom(), at.frag.Geom());
+      break;
+    }
+    default:
+      break;
+  }
+  out.ft = ft;
+  vals_[op.result] = out;
+  return absl::OkStatus();
+}
+
+// The values a row reduction combines: within each lane, its elements of one
+// row slot; across lanes, the lanes that differ in the column lane bits. Both
+// must be exactly the elements of that row (all its columns, no other row).
+void Engine::CheckRowReduceLayout(const Op& op, const dsl::FragGeom& g) {
+  rep_->obligations++;
+  std::string why;
+  if (!g.mma || g.wn != 1) {
+    why = "the accumulator's rows span several warps";
+  } else {
+    int bits = dsl::AccColumnLaneBits(*g.mma), ws = g.mma->warp_size;
+    for (int w = 0; w < g.wm && why.empty(); ++w) {
+      for (int l = 0; l < ws && why.empty(); ++l) {
+        for (int e = 0; e < g.PerLane() && why.empty(); ++e) {
+          int row, col;
+          g.Coord(w, l, e, &row, &col);
+          std::set<int> cols;
+          for (int m = 0; m < ws && why.empty(); ++m) {
+            if ((m & ~bits) != (l & ~bits)) continue;  // not in l's reduction group
+            for (int q = 0; q < g.PerLane(); ++q) {
+              if (g.RowSlot(q) != g.RowSlot(e)) continue;
+              int r2, c2;
+              g.Coord(w, m, q, &r2, &c2);
+              if (r2 != row) {
+                why = absl::StrCat("warp ", w, " lane ", m, " element ", q, " holds row ", r2,
+                                   ", combined into row ", row, " of lane ", l);
+                break;
+              }
+              cols.insert(c2);
+            }
+          }
+          if (why.empty() && static_cast<int>(cols.size()) != g.bn)
+            why = absl::StrCat("row ", row, " of warp ", w, " combines ", cols.size(), " of ", g.bn,
+                               " columns");
+        }
+      }
+    }
+  }
+  LayoutVerdict(op, "row_reduce_layout",
+                why.empty() ? why
+                            : absl::StrCat("row reduction does not combine exactly one row's "
+                                           "columns: ",
+                                           why));
+}
+
+// to_operand moves no data: each A element must already be in the lane (of
+// the same warp) that holds the accumulator element of the same coordinates.
+void Engine::CheckToOperandLayout(const Op& op, const dsl::FragGeom& a, const dsl::FragGeom& acc) {
+  rep_->obligations++;
+  std::string why;
+  if (!a.mma || !acc.mma || !a.mma->a_coord) {
+    why = "the instruction has no register A operand";
+  } else {
+    for (int w = 0; w < a.wm * a.wn && why.empty(); ++w) {
+      for (int l = 0; l < a.mma->warp_size && why.empty(); ++l) {
+        std::set<std::pair<int, int>> held;
+        for (int q = 0; q < acc.PerLane(); ++q) {
+          int r, c;
+          acc.Coord(w, l, q, &r, &c);
+          held.insert({r, c});
+        }
+        for (int e = 0; e < a.PerLane(); ++e) {
+          int r, c;
+          a.Coord(w, l, e, &r, &c);
+          if (!held.count({r, c})) {
+            why = absl::StrCat("A element (", r, ",", c, ") of warp ", w, " lane ", l,
+                               " is not held by that lane in the accumulator");
+            break;
+          }
+        }
+      }
+    }
+  }
+  LayoutVerdict(
+      op, "to_operand_layout",
+      why.empty() ? why
+                  : absl::StrCat("to_operand: the accumulator layout is not the A layout: ", why));
+}
+
+// A layout obligation decided by enumeration: proved, or a violation saying why.
+void Engine::LayoutVerdict(const Op& op, const std::string& check, const std::string& why) {
+  if (why.empty()) {
+    rep_->proved++;
+    return;
+  }
+  Finding f;
+  f.check = check;
+  f.message = why;
+  f.loc = op.loc;
+  f.source_line = Src(op.loc);
+  rep_->findings.push_back(f);
+}
+
+// Loop-carried fragments: at the head of a generic iteration a fragment the
+// body assigns (or accumulates into) holds, besides its value before the
+// loop, the contributions of earlier iterations — not known until the body
+// has been walked. It is marked carried; a use that needs its tags before the
+// loop ends is unknown. After the loop its tags are the value before the
+// loop plus the body's contributions at a free iteration (every iteration).
+void Engine::CarryBegin(int loop, const Block& body, std::map<int, FragTags>* saved) {
+  std::set<int> vars;
+  std::function<void(const Block&)> scan = [&](const Block& b) {
+    for (const Op& o : b) {
+      if (o.result >= 0) vars.insert(o.result);
+      if ((o.code == OpCode::kMma || o.code == OpCode::kWgmma) && !o.operands.empty())
+        vars.insert(o.operands[0]);
+      for (const Block& r : o.regions) scan(r);
+    }
+  };
+  scan(body);
+  for (int v : vars) {
+    Val& x = vals_[v];
+    if (x.k != Val::kFrag || !x.ft) continue;
+    saved->emplace(v, *x.ft);
+    x.ft->rows.carried.insert({loop, v});
+    const auto& t = f_.vars[v].type;
+    if (!(t.is_frag() && t.frag.role == dsl::FragRole::kRow)) x.ft->cols.carried.insert({loop, v});
+  }
+}
+
+void Engine::CarryEnd(int loop, const std::map<int, FragTags>& saved) {
+  auto settle = [&](int v, TagSet* t, const TagSet* before) {
+    bool other = false;
+    for (auto it = t->carried.begin(); it != t->carried.end();) {
+      if (it->first != loop) {
+        ++it;
+        continue;
+      }
+      other |= it->second != v;
+      it = t->carried.erase(it);
+    }
+    // Another variable's earlier iterations flowed in: not followed.
+    if (other) t->known = c_.bool_val(false);
+    if (before) *t = Union(*before, *t);
+  };
+  for (size_t v = 0; v < vals_.size(); ++v) {
+    Val& x = vals_[v];
+    if (x.k != Val::kFrag || !x.ft) continue;
+    auto it = saved.find(static_cast<int>(v));
+    settle(static_cast<int>(v), &x.ft->rows, it == saved.end() ? nullptr : &it->second.rows);
+    settle(static_cast<int>(v), &x.ft->cols, it == saved.end() ? nullptr : &it->second.cols);
+  }
+}
+
+// After an `if`: a fragment holds the tags of either branch (the union).
+void Engine::MergeFragTags(const expr& cond, const std::vector<Val>& then_vals) {
+  (void)cond;  // each contribution's condition already includes the branch's
+  for (size_t v = 0; v < vals_.size() && v < then_vals.size(); ++v) {
+    const Val& a = then_vals[v];
+    Val& b = vals_[v];
+    if (a.k != Val::kFrag || b.k != Val::kFrag || !a.ft) continue;
+    auto same = [](const TagSet& x, const TagSet& y) {
+      if (x.alts.size() != y.alts.size() || x.carried != y.carried ||
+          x.known.has_value() != y.known.has_value() || (x.known && !z3::eq(*x.known, *y.known)))
+        return false;
+      for (size_t i = 0; i < x.alts.size(); ++i)
+        if (!z3::eq(x.alts[i].cond, y.alts[i].cond)) return false;
+      return true;
+    };
+    if (b.ft && same(a.ft->rows, b.ft->rows) && same(a.ft->cols, b.ft->cols)) continue;
+    if (!b.ft) {
+      b.ft = a.ft;
+      continue;
+    }
+    b.ft->rows = Union(a.ft->rows, b.ft->rows);
+    b.ft->cols = Union(a.ft->cols, b.ft->cols);
+  }
+}
+
+}  // namespace argus::verifier::engine
