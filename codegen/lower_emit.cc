@@ -1612,6 +1612,11 @@ absl::Status Emitter::Wgmma(const ir::Op& op) {
   if (rb.kind != ViewFact::Root::kShared)
     return LoweringError(m_, op.loc, "wgmma operands live in shared memory");
   const std::vector<int64_t>& bst = facts_[db->second].stride;
+  for (int64_t x : bst) {
+    if (x < 0)
+      return LoweringError(m_, op.loc, "codegen needs the wgmma B operand's strides statically",
+                           "take the operand view straight from the shared buffer");
+  }
   const bool b_kmajor = bst.size() == 2 && bst[0] == 1 && bst[1] == 64;
   if (b_kmajor && g.TilesN() > 1)
     return LoweringError(m_, op.loc, "codegen issues K-major B with one wgmma tile per warp group",
