@@ -10,7 +10,7 @@ out=$2
 only=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$out" && mkdir -p "$out"
-cp "$build/bin/argus-runner" "$build/bin/argus-sdpa-baseline.py" "$out/"
+cp "$build/bin/argus-runner" "$build/bin/argus-sdpa-baseline.py" "$build/bin/argus_helper_timing.py" "$out/"
 strip "$out/argus-runner" || true
 python3 "$here/attention_payloads.py" "$out/payloads" $only
 for p in "$out/payloads"/*.json; do

@@ -17,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$out" && mkdir -p "$out"
 cp "$build/bin/argus-runner" "$out/"
 strip "$out/argus-runner" || true
-cp "$build/bin/argus-sdpa-baseline.py" "$out/"  # the torch_sdpa baseline helper (attention rows)
+cp "$build/bin/argus-sdpa-baseline.py" "$build/bin/argus_helper_timing.py" "$out/"  # the torch_sdpa baseline helper (attention rows)
 python3 "$here/hopper_payloads.py" "$out/payloads" $only
 for p in "$out/payloads"/*.json; do
   k=$(basename "$p" .json)

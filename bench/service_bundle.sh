@@ -27,7 +27,8 @@ for b in "${bins[@]}"; do
   cp "$build/bin/$b" "$stage/bin/"
   strip --strip-unneeded "$stage/bin/$b" 2>/dev/null || true
 done
-cp "$build/bin/argus-sdpa-baseline.py" "$stage/bin/"
+cp "$build/bin/argus-sdpa-baseline.py" "$build/bin/argus-moe-baseline.py" "$build/bin/argus_helper_timing.py" \
+  "$stage/bin/"
 # The shared-library closure, less glibc's own libraries (the host's glibc is
 # newer than Debian 12's and backward compatible; mixing two would not work).
 for b in "${bins[@]}"; do ldd "$build/bin/$b"; done |

@@ -109,6 +109,22 @@ int main(int argc, char** argv) {
        {},
        {{"M", 4096}, {"N", 4096}, {"K", 16384}},
        false},
+      // Tensor-core flash attention (fragment math), at the tune shape B4 H32 S4096 D128.
+      {"flash_attention_mma KB template D128 (clean)",
+       root + "/kb/templates/flash_attention_mma.py",
+       {},
+       {{"BH", 128}, {"BHKV", 128}, {"S", 4096}},
+       true},
+      {"flash_attention_mma KB template D128 causal GQA G=4 (clean)",
+       root + "/kb/templates/flash_attention_mma.py",
+       {{"CAUSAL", "True"}, {"G", "4"}},
+       {{"BH", 128}, {"BHKV", 32}, {"S", 4096}},
+       true},
+      {"seeded bug: attention V refilled with the wrong tile",
+       root + "/tests/verifier/bugs/fa_mma_v_wrong_tile.py",
+       {},
+       {{"BH", 128}, {"S", 4096}},
+       false},
   };
   int bad = 0;
   for (const Case& c : cases) {

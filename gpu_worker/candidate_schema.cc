@@ -48,7 +48,8 @@ KernelSpec ReadKernel(const json& j) {
 }  // namespace
 
 bool IsVendorBaseline(const std::string& name) {
-  return name == "cublas" || name == "hipblaslt" || name == "torch_sdpa";
+  return name == "cublas" || name == "hipblaslt" || name == "torch_sdpa" ||
+         name == "torch_moe_loop";
 }
 
 bool IsRunnerCheckOp(const std::string& op) {
@@ -125,7 +126,7 @@ absl::StatusOr<CandidatePayload> ParseCandidatePayload(const std::string& payloa
   if (b != "none" && b != "kernel" && !IsVendorBaseline(b))
     return absl::InvalidArgumentError(
         absl::StrCat("candidate payload: unknown baseline '", b,
-                     "' (cublas, hipblaslt, torch_sdpa, kernel, none)"));
+                     "' (cublas, hipblaslt, torch_sdpa, torch_moe_loop, kernel, none)"));
   std::string op = p.check.value("op", "none");
   if (!IsRunnerCheckOp(op) && op != "problem")
     return absl::InvalidArgumentError(

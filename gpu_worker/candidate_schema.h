@@ -17,7 +17,8 @@
 //        worker given a CandidateOptions::reference (the planner's in-process
 //        interpreter worker) has it; others answer `unsupported`
 //   "problem"                   {"family", "shape", "dtype", "options"} (planner/problems.h)
-//   "baseline"                  {"name": "cublas" | "hipblaslt" | "torch_sdpa" | "none"} —
+//   "baseline"                  {"name": "cublas" | "hipblaslt" | "torch_sdpa" |
+//                                "torch_moe_loop" | "none"} —
 //                               a vendor library timed by the runner in the same
 //                               process (hipblaslt: not in the runner yet) — or
 //                               {"name": "kernel", "source", "kernel", "constants", "dims"}
@@ -59,7 +60,7 @@ struct KernelSpec {
 };
 
 struct BaselineSpec {
-  std::string name = "none";  // cublas | hipblaslt | torch_sdpa | kernel | none
+  std::string name = "none";  // cublas | hipblaslt | torch_sdpa | torch_moe_loop | kernel | none
   KernelSpec kernel;          // when name == "kernel"
 };
 
@@ -83,7 +84,8 @@ struct CandidatePayload {
 // Parses and validates a payload; errors name the offending key.
 absl::StatusOr<CandidatePayload> ParseCandidatePayload(const std::string& payload_json);
 
-// A library the runner times as the baseline (cublas, hipblaslt, torch_sdpa).
+// A library the runner times as the baseline (cublas, hipblaslt, torch_sdpa,
+// torch_moe_loop).
 bool IsVendorBaseline(const std::string& name);
 
 // The reference ops of runner_core.h ("problem" is not one of them).

@@ -140,19 +140,23 @@ TEST_CASE("an sm_90a GEMM payload is one the GPU worker accepts", "[planner]") {
       MakeProblem("moe", {{"T", 64}, {"D", 64}, {"F", 128}, {"E", 8}, {"TOPK", 2}}, "bf16", {});
   REQUIRE(moe.ok());
   CHECK(RunnerCheck(*moe)["op"] == "moe");
+  CHECK(RunnerCheck(*moe)["u"] == "Wu");                    // SwiGLU: gate b, up u, down d
+  CHECK(BaselineName(*moe, "sm_90a") == "torch_moe_loop");  // issue 7's PyTorch loop
+  CHECK(BaselineName(*moe, "gfx942") == "kb-baseline-template");
   const kb::Template* mt = TheKb().FindTemplate("moe_mlp");
   REQUIRE(mt);
   auto mi = Instantiate(*mt, DefaultConfig(*mt), *moe);
   REQUIRE(mi.ok());
   auto mp = worker::ParseCandidatePayload(Payload(*mi, *mi, *moe, "sm_90a").dump());
   REQUIRE(mp.ok());
-  CHECK(mp->baseline.name == "kernel");
+  CHECK(mp->baseline.name == "torch_moe_loop");
   CHECK(mp->timing["budget_ms"].get<double>() > 0);
   auto ms = worker::PrepareGpuRun(*mp, std::string(ARGUS_BINARY_DIR) + "/planner-sm90a-moe");
   INFO(ms.status().ToString());
   REQUIRE(ms.ok());
   CHECK((*ms)["check"]["op"] == "moe");
   CHECK((*ms)["check"]["k"] == 128);
+  CHECK((*ms)["baseline"] == "torch_moe_loop");
   for (const auto& t : (*ms)["tensors"]) {
     if (t["name"] == "Ids") {
       CHECK(t["init"] == "topk");

@@ -124,8 +124,9 @@ absl::StatusOr<std::vector<HostTensor>> RefMoe(const Problem& p,
   ASSIGN_OR_RETURN(const HostTensor* x, Need(ts, "X", 2));
   ASSIGN_OR_RETURN(const HostTensor* ids, Need(ts, "Ids", 2));
   ASSIGN_OR_RETURN(const HostTensor* wt, Need(ts, "Wt", 2));
-  ASSIGN_OR_RETURN(const HostTensor* w1, Need(ts, "W1", 3));
-  ASSIGN_OR_RETURN(const HostTensor* w2, Need(ts, "W2", 3));
+  ASSIGN_OR_RETURN(const HostTensor* wg, Need(ts, "Wg", 3));
+  ASSIGN_OR_RETURN(const HostTensor* wu, Need(ts, "Wu", 3));
+  ASSIGN_OR_RETURN(const HostTensor* wd, Need(ts, "Wd", 3));
   int64_t T = p.shape.at("T"), D = p.shape.at("D"), F = p.shape.at("F"), E = p.shape.at("E"),
           TOPK = p.shape.at("TOPK");
   HostTensor y = Output("Y", {T, D});
@@ -135,13 +136,16 @@ absl::StatusOr<std::vector<HostTensor>> RefMoe(const Problem& p,
       int64_t e = static_cast<int64_t>(ids->At({t, k}));
       if (e < 0 || e >= E) return absl::InvalidArgumentError("expert id out of range in inputs");
       for (int64_t f = 0; f < F; ++f) {
-        double s = 0;
-        for (int64_t d = 0; d < D; ++d) s += x->At({t, d}) * w1->At({e, d, f});
-        hid[f] = std::max(s, 0.0);
+        double g = 0, u = 0;
+        for (int64_t d = 0; d < D; ++d) {
+          g += x->At({t, d}) * wg->At({e, d, f});
+          u += x->At({t, d}) * wu->At({e, d, f});
+        }
+        hid[f] = g / (1.0 + std::exp(-g)) * u;  // SiLU(gate) * up
       }
       for (int64_t d = 0; d < D; ++d) {
         double s = 0;
-        for (int64_t f = 0; f < F; ++f) s += hid[f] * w2->At({e, f, d});
+        for (int64_t f = 0; f < F; ++f) s += hid[f] * wd->At({e, f, d});
         y.At({t, d}) += wt->At({t, k}) * s;
       }
     }
@@ -241,8 +245,8 @@ const std::vector<Family>& Families() {
        {"O"},
        {{"B", 1}, {"H", 2}, {"HKV", 2}, {"S", 64}, {"D", 64}}},
       {"moe",
-       "Y[t] = sum_k Wt[t,k] * relu(X[t] @ W1[Ids[t,k]]) @ W2[Ids[t,k]] (routing given as top-k "
-       "ids and weights)",
+       "Y[t] = sum_k Wt[t,k] * (silu(X[t] @ Wg[e]) * (X[t] @ Wu[e])) @ Wd[e], e = Ids[t,k] "
+       "(SwiGLU experts; routing given as top-k ids and weights)",
        {"T", "D", "F", "E", "TOPK"},
        {},
        kFloat,
@@ -447,7 +451,7 @@ double Flops(const Problem& p) {
   if (f == "batched_gemm") return 2 * d("BATCH") * d("M") * d("N") * d("K");
   if (f == "attention")
     return 4 * d("B") * d("H") * d("S") * d("S") * d("D") * (Opt(p, "causal") ? 0.5 : 1);
-  if (f == "moe") return 4 * d("T") * d("TOPK") * d("D") * d("F");
+  if (f == "moe") return 6 * d("T") * d("TOPK") * d("D") * d("F");  // gate, up, down
   if (f == "elementwise") return d("N") * (p.options.at("op") == "silu_mul" ? 5 : 1);
   if (f == "reduction") return d("R") * d("N");
   if (f == "softmax") return 5 * d("R") * d("N");
@@ -465,7 +469,7 @@ double Bytes(const Problem& p) {
   if (f == "attention")
     return d("B") * d("S") * d("D") * ((d("H") + 2 * d("HKV")) * e + d("H") * 4);
   if (f == "moe")
-    return d("T") * d("D") * (e + 4) + d("E") * 2 * d("D") * d("F") * e + d("T") * d("TOPK") * 8;
+    return d("T") * d("D") * (e + 4) + d("E") * 3 * d("D") * d("F") * e + d("T") * d("TOPK") * 8;
   if (f == "elementwise") return 3 * d("N") * e;
   if (f == "reduction") return d("R") * d("N") * e + d("R") * 4;
   return d("R") * d("N") * (e + 4) + d("N") * e * (f == "layernorm" ? 2 : 1);
@@ -491,8 +495,8 @@ nlohmann::json RunnerCheck(const Problem& p) {
     if (f == "elementwise" && opt("op") == "add")
       return {{"op", "add"}, {"a", "X"}, {"b", "Y"}, {"c", "Z"}};
     if (f == "moe")
-      return {{"op", "moe"}, {"a", "X"},     {"b", "W1"},      {"d", "W2"},
-              {"c", "Y"},    {"ids", "Ids"}, {"weights", "Wt"}};
+      return {{"op", "moe"}, {"a", "X"}, {"b", "Wg"},    {"u", "Wu"},
+              {"d", "Wd"},   {"c", "Y"}, {"ids", "Ids"}, {"weights", "Wt"}};
     if (f == "attention" && p.shape.at("HKV") == p.shape.at("H")) {
       nlohmann::json c = {{"op", "attention"}, {"a", "Q"}, {"b", "K"},
                           {"d", "V"},          {"c", "O"}, {"causal", opt("causal") == "1"}};
@@ -516,6 +520,8 @@ std::string BaselineName(const Problem& p, const std::string& target) {
   }
   // PyTorch SDPA, timed by the runner's helper next to its attention check.
   if (p.family == "attention" && nv && p.shape.at("HKV") == p.shape.at("H")) return "torch_sdpa";
+  // PyTorch's loop over experts (issue 7's MoE baseline), on the candidate's own inputs.
+  if (p.family == "moe" && nv && RunnerCheck(p)["op"] == "moe") return "torch_moe_loop";
   // Elsewhere the baseline is the family's KB baseline template, timed on the same worker.
   return "kb-baseline-template";
 }

@@ -72,7 +72,8 @@ double Bytes(const Problem& p);
 // which only the planner's interpreter worker has.
 nlohmann::json RunnerCheck(const Problem& p);
 // The vendor (or KB) baseline a worker of `target` times next to a candidate:
-// cublas / hipblaslt for GEMMs, torch_sdpa for attention (no GQA) on sm_90a,
+// cublas / hipblaslt for GEMMs, torch_sdpa for attention (no GQA) and
+// torch_moe_loop for moe (f32/f16/bf16) on sm_90a,
 // else the family's KB baseline template.
 std::string BaselineName(const Problem& p, const std::string& target);
 

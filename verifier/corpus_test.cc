@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -407,6 +408,63 @@ TEST_CASE("ground truth: reads before the wait or of unwritten stages see garbag
     REQUIRE(g.st.ok());
     double e = GemmError(g, 32, [](int64_t t) { return t; });
     CHECK((std::isnan(e) || e > 1e-2));
+  }
+}
+
+// Tensor-core flash attention on the interpreter (BH=1, S=128: two K/V
+// tiles): max |O - softmax(Q K^T / sqrt(D)) V| (NaN if any element is NaN),
+// or nullopt when the interpreter stops the kernel.
+std::optional<double> AttentionError(const std::string& text) {
+  auto src = std::make_shared<const dsl::SourceFile>("k.py", text);
+  auto mod = dsl::Compile(src, {});
+  REQUIRE(mod.ok());
+  const dsl::ir::Function* kern = nullptr;
+  for (const auto& f : mod->functions) {
+    if (f.is_kernel) kern = &f;
+  }
+  dsl::LaunchArgs la;
+  la.dims = {{"BH", 1}, {"S", 128}};
+  auto ts = dsl::MakeTensors(*kern, la);
+  REQUIRE(ts.ok());
+  std::vector<dsl::HostTensor> t = *ts;
+  dsl::FillRandom(&t, 7);
+  if (!dsl::Run(*mod, *kern, la, &t).ok()) return std::nullopt;
+  const auto &Q = t[0], &K = t[1], &V = t[2], &O = t[3];
+  const int64_t S = Q.shape[1], D = Q.shape[2];
+  double worst = 0;
+  for (int64_t i = 0; i < S; ++i) {
+    std::vector<double> p(S);
+    double mx = -INFINITY, l = 0;
+    for (int64_t j = 0; j < S; ++j) {
+      double dot = 0;
+      for (int64_t d = 0; d < D; ++d) dot += Q.At({0, i, d}) * K.At({0, j, d});
+      p[j] = dot / std::sqrt(static_cast<double>(D));
+      mx = std::max(mx, p[j]);
+    }
+    for (double& x : p) l += (x = std::exp(x - mx));
+    for (int64_t d = 0; d < D; ++d) {
+      double ref = 0;
+      for (int64_t j = 0; j < S; ++j) ref += p[j] * V.At({0, j, d}) / l;
+      double o = O.At({0, i, d});
+      if (std::isnan(o)) return NAN;
+      worst = std::max(worst, std::abs(o - ref));
+    }
+  }
+  return worst;
+}
+
+TEST_CASE("ground truth: tensor-core flash attention and its seeded bugs") {
+  // P is rounded to bf16 before P V: the clean kernel is within ~1e-3.
+  auto clean =
+      AttentionError(Slurp(fs::path(ARGUS_SOURCE_DIR) / "examples/flash_attention_mma.py"));
+  REQUIRE(clean.has_value());
+  CHECK(*clean < 5e-3);
+  for (const char* name : {"fa_mma_v_wrong_tile", "fa_mma_k_wrong_tile", "fa_mma_qk_k_slice",
+                           "fa_mma_v_wrong_stage"}) {
+    INFO(name);
+    auto e = AttentionError(Bug(name));
+    if (!e) continue;  // the interpreter stopped it
+    CHECK((std::isnan(*e) || *e > 5e-2));
   }
 }
 

@@ -541,6 +541,7 @@ class Engine {
   absl::Status Step(const Op& op);
   absl::Status DoCopy(const Op& op);
   absl::Status DoLoadFragment(const Op& op);
+  expr FragThread(const dsl::FragGeom& g, const std::vector<expr>& el, expr* range);
 
   // ---- Hopper: mbarriers, TMA, wgmma (verify_hopper.cc-style section below)
   struct BarArray {

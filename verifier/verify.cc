@@ -90,7 +90,10 @@ std::vector<Cand> Engine::Candidates(const Event& rd, const std::vector<expr>& L
       for (size_t i = 0; i + 1 < common; ++i)
         pins.emplace(loops_[w.loops[i]].var->id(), *loops_[w.loops[i]].var);
       if (common == 0) {
-        if (d > 0 || w.pos >= rd.pos || !w.loops.empty()) continue;
+        // A straight-line writer before the read: exact when the read is
+        // straight-line too; before a loop that holds the read it is older
+        // than every iteration's writers (below, unordered).
+        if (d > 0 || w.pos >= rd.pos || !w.loops.empty() || !rd.loops.empty()) continue;
         build(w, pins, c_.bool_val(true), true);
         continue;
       }
@@ -112,7 +115,7 @@ std::vector<Cand> Engine::Candidates(const Event& rd, const std::vector<expr>& L
     (void)probe;
     std::map<unsigned, expr> pins;
     if (common == 0) {
-      if (w.pos >= rd.pos || w.loops.empty()) continue;  // straight-line ones are in the window
+      if (w.pos >= rd.pos || (w.loops.empty() && rd.loops.empty())) continue;  // in the window
       build(w, pins, c_.bool_val(true), false);
       continue;
     }
@@ -574,6 +577,45 @@ absl::Status Engine::DoCopy(const Op& op) {
   return absl::OkStatus();
 }
 
+// The thread that holds fragment element (el[0], el[1]) (logical tile
+// coordinates): the lane tables of mma.h for the instruction tile, the warp
+// from the tile's place. A and B fragments are shared by the warps of a row
+// (column) of the warp grid: one of them, free, in `range`.
+expr Engine::FragThread(const dsl::FragGeom& g, const std::vector<expr>& el, expr* range) {
+  const dsl::MmaInfo* mi = g.mma;
+  bool isA = g.role == dsl::FragRole::kA, isB = g.role == dsl::FragRole::kB;
+  if (el.size() != 2 || !mi || !(isA || isB || g.role == dsl::FragRole::kAcc) ||
+      (isA && !mi->a_coord) || (isB && !mi->b_coord))
+    return Fresh("reader");
+  int tr = isA ? mi->m : isB ? mi->k : mi->m, tc = isA ? mi->k : mi->n;
+  int regs = isA ? mi->regs_a : isB ? mi->regs_b : mi->regs_c;
+  auto coord = isA ? mi->a_coord : isB ? mi->b_coord : mi->c_coord;
+  std::vector<int> table(tr * tc, 0);
+  for (int lane = 0; lane < mi->warp_size; ++lane) {
+    for (int r = 0; r < regs; ++r) {
+      int row, col;
+      coord(lane, r, &row, &col);
+      table[row * tc + col] = lane;
+    }
+  }
+  // lane = table[(i % tr) * tc + j % tc], as a balanced ite over the index bits
+  expr ix = z3::mod(el[0], I(tr)) * I(tc) + z3::mod(el[1], I(tc));
+  std::function<expr(int, int)> tree = [&](int lo, int hi) -> expr {
+    if (hi - lo == 1) return I(table[lo]);
+    int mid = (lo + hi) / 2;
+    return z3::ite(ix < I(mid), tree(lo, mid), tree(mid, hi));
+  };
+  expr lane = tree(0, tr * tc);
+  expr wrow = el[0] / I(g.bm / g.wm), wcol = el[1] / I(g.bn / g.wn);
+  if (isA || isB) {
+    expr other = Fresh("wfree");
+    *range = *range && other >= 0 && other < I(isA ? g.wn : g.wm);
+    if (isA) wcol = other;
+    if (isB) wrow = other;
+  }
+  return (I(g.first) + wrow * I(g.wn) + wcol) * I(mi->warp_size) + lane;
+}
+
 absl::Status Engine::DoLoadFragment(const Op& op) {
   Val& s = vals_[op.operands[0]];
   Val out;
@@ -589,42 +631,7 @@ absl::Status Engine::DoLoadFragment(const Op& op) {
   expr range(c_);
   std::vector<expr> el = ElemVars(s.view, "f", &ext, &range);
   auto coords = Coords(s.view, el);
-  // the reading thread of element (i, j): the lane tables of mma.h
-  expr thread = Fresh("reader");
-  if (el.size() == 2 && g.mma && (g.role == dsl::FragRole::kA || g.role == dsl::FragRole::kB)) {
-    const dsl::MmaInfo* mi = g.mma;
-    bool isA = g.role == dsl::FragRole::kA;
-    int tr = isA ? mi->m : mi->k, tc = isA ? mi->k : mi->n;
-    z3::sort is = c_.int_sort();
-    int regs = isA ? mi->regs_a : mi->regs_b;
-    std::vector<int> table(tr * tc, 0);
-    for (int lane = 0; lane < mi->warp_size; ++lane) {
-      for (int r = 0; r < regs; ++r) {
-        int row, col;
-        (isA ? mi->a_coord : mi->b_coord)(lane, r, &row, &col);
-        table[row * tc + col] = lane;
-      }
-    }
-    // lane = table[(i % tr) * tc + j % tc], as a balanced ite over the index bits
-    expr ix = z3::mod(el[0], I(tr)) * I(tc) + z3::mod(el[1], I(tc));
-    std::function<expr(int, int)> tree = [&](int lo, int hi) -> expr {
-      if (hi - lo == 1) return I(table[lo]);
-      int mid = (lo + hi) / 2;
-      return z3::ite(ix < I(mid), tree(lo, mid), tree(mid, hi));
-    };
-    expr lane = tree(0, tr * tc);
-    (void)is;
-    expr other = Fresh("wfree");
-    expr warp(c_);
-    if (isA) {
-      warp = (el[0] / I(g.bm / g.wm)) * I(g.wn) + other;
-      range = range && other >= 0 && other < I(g.wn);
-    } else {
-      warp = other * I(g.wn) + el[1] / I(g.bn / g.wn);
-      range = range && other >= 0 && other < I(g.wm);
-    }
-    thread = warp * I(mi->warp_size) + lane;
-  }
+  expr thread = FragThread(g, el, &range);
   CheckOob(op, s.view, coords, *pc_ && range, el);
   if (s.view.space == dsl::Space::kGlobal) {
     out.frag_global = true;
@@ -1051,6 +1058,18 @@ absl::Status Engine::Step(const Op& op) {
         expr range(c_);
         auto el = ElemVars(d.view, "s", &ext, &range);
         CheckOob(op, d.view, Coords(d.view, el), *pc_ && range, el);
+        if (d.view.space == dsl::Space::kShared) {
+          // A computed value lands in shared memory: a write (races, the
+          // newest value of its elements) whose tag is no tensor's.
+          const auto& at = f_.vars[op.operands[0]].type;
+          Event& e = NewEvent(op, d.view, true);
+          e.elem = el;
+          e.elem_ext = ext;
+          e.coords = Coords(d.view, el);
+          e.guard = *pc_ && range;
+          if (at.is_frag()) e.thread = FragThread(at.frag.Geom(), el, &*e.guard);
+          FillInverse(e, d.view);
+        }
       }
       return absl::OkStatus();
     }
@@ -1329,6 +1348,10 @@ absl::Status Engine::Step(const Op& op) {
                 CountOps(r, OpCode::kWgmmaCommit, &in_if, &dyn) > 0;
       }
       if (sync) counts_ok_ = false;
+      // fragments carried around the loop (an id no `for` loop has)
+      const int wid = -2 - pos_;
+      std::map<int, FragTags> carried;
+      for (const Block& r : op.regions) CarryBegin(wid, r, &carried);
       ++in_while_;
       RETURN_IF_ERROR(Walk(op.regions[0]));
       expr cond = BoolOf(op.operands[0]);
@@ -1340,6 +1363,7 @@ absl::Status Engine::Step(const Op& op) {
       ctx_.pop_back();
       --in_while_;
       pc_ = saved_pc;
+      CarryEnd(wid, carried);
       for (int v : as) Havoc(v);
       return absl::OkStatus();
     }

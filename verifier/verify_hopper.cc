@@ -526,6 +526,11 @@ absl::Status Engine::DoWgmma(const Op& op) {
     if (x.k == Val::kFrag && x.read_event >= 0) events_[x.read_event].wg_group = *wg_commit_;
   }
   acc_group_.insert_or_assign(op.operands[0], *wg_commit_);
+  // A register A operand (to_operand of an accumulator): its K pairing with
+  // the shared-memory B operand is not followed for wgmma yet.
+  const Val& a = vals_[op.operands[1]];
+  if (a.k == Val::kFrag && a.read_event < 0 && a.ft)
+    Unsupported(op, "wgmma with a register A operand (to_operand): K pairing not followed yet");
   // Accumulator tags through wgmma are not followed yet (its operands are
   // read when the group completes): fragment math on it stays unknown.
   Val& acc = vals_[op.operands[0]];

@@ -111,7 +111,12 @@ class CudaGpu : public Gpu {
       return s;
     }
     if (auto s = Check(api_.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent"); !s.ok()) return s;
-    return Check(api_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    // A blocking stream: the synchronous copies (cuMemcpyHtoD/DtoH run on the
+    // legacy default stream) are ordered with the launches. A non-blocking
+    // stream let a kernel start before its inputs or its NaN poison had
+    // landed: MoE's Y rows, zeroed at the kernel's start, were re-poisoned
+    // behind it on the H200 (4800 NaN outputs, docs/notes/moe.md).
+    return Check(api_.cuStreamCreate(&stream_, CU_STREAM_DEFAULT), "cuStreamCreate");
   }
 
   GpuStatus LoadModule(const std::string& image, std::string* log) override {
@@ -200,15 +205,17 @@ class CudaGpu : public Gpu {
     return Check(api_.cuMemcpyDtoH_v2(dst, src, bytes), "cuMemcpyDtoH");
   }
   GpuStatus Fill(uint64_t ptr, size_t bytes, int elem_size, uint32_t pattern) override {
+    // On the runner's stream, so that the next launch starts after the fill
+    // (cuMemsetD32_v2 is asynchronous too, on the legacy stream).
     CUresult r = 0;
     if (elem_size == 4) {
-      r = api_.cuMemsetD32_v2(ptr, pattern, bytes / 4);
+      r = api_.cuMemsetD32Async(ptr, pattern, bytes / 4, stream_);
     } else if (elem_size == 2) {
-      r = api_.cuMemsetD16_v2(ptr, static_cast<uint16_t>(pattern), bytes / 2);
+      r = api_.cuMemsetD16Async(ptr, static_cast<uint16_t>(pattern), bytes / 2, stream_);
     } else {
-      r = api_.cuMemsetD8_v2(ptr, static_cast<uint8_t>(pattern), bytes);
+      r = api_.cuMemsetD8Async(ptr, static_cast<uint8_t>(pattern), bytes, stream_);
     }
-    return Check(r, "cuMemset");
+    return Check(r, "cuMemsetAsync");
   }
   GpuStatus FillAsync(uint64_t ptr, size_t bytes, uint8_t value) override {
     return Check(api_.cuMemsetD8Async(ptr, value, bytes, stream_), "cuMemsetD8Async");

@@ -73,10 +73,9 @@ bool LoadCudaApi(CudaApi* api, std::string* error) {
   ARGUS_RESOLVE(cuMemFree_v2);
   ARGUS_RESOLVE(cuMemcpyHtoD_v2);
   ARGUS_RESOLVE(cuMemcpyDtoH_v2);
-  ARGUS_RESOLVE(cuMemsetD8_v2);
-  ARGUS_RESOLVE(cuMemsetD16_v2);
-  ARGUS_RESOLVE(cuMemsetD32_v2);
   ARGUS_RESOLVE(cuMemsetD8Async);
+  ARGUS_RESOLVE(cuMemsetD16Async);
+  ARGUS_RESOLVE(cuMemsetD32Async);
   ARGUS_RESOLVE(cuStreamCreate);
   ARGUS_RESOLVE(cuStreamQuery);
   ARGUS_RESOLVE(cuEventCreate);

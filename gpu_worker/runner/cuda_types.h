@@ -66,7 +66,7 @@ inline constexpr int CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4;
 inline constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 inline constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 
-inline constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+inline constexpr unsigned CU_STREAM_DEFAULT = 0;
 inline constexpr unsigned CU_EVENT_DEFAULT = 0;
 
 struct CudaApi {
@@ -93,10 +93,9 @@ struct CudaApi {
   CUresult (*cuMemFree_v2)(CUdeviceptr) = nullptr;
   CUresult (*cuMemcpyHtoD_v2)(CUdeviceptr, const void*, size_t) = nullptr;
   CUresult (*cuMemcpyDtoH_v2)(void*, CUdeviceptr, size_t) = nullptr;
-  CUresult (*cuMemsetD8_v2)(CUdeviceptr, unsigned char, size_t) = nullptr;
-  CUresult (*cuMemsetD16_v2)(CUdeviceptr, unsigned short, size_t) = nullptr;  // NOLINT
-  CUresult (*cuMemsetD32_v2)(CUdeviceptr, unsigned, size_t) = nullptr;
   CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream) = nullptr;
+  CUresult (*cuMemsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream) = nullptr;  // NOLINT
+  CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream) = nullptr;
   CUresult (*cuStreamCreate)(CUstream*, unsigned) = nullptr;
   CUresult (*cuStreamQuery)(CUstream) = nullptr;
   CUresult (*cuEventCreate)(CUevent*, unsigned) = nullptr;

@@ -94,7 +94,9 @@ class Gpu {
   virtual GpuStatus Free(uint64_t ptr) = 0;
   virtual GpuStatus CopyToDevice(uint64_t dst, const void* src, size_t bytes) = 0;
   virtual GpuStatus CopyToHost(void* dst, uint64_t src, size_t bytes) = 0;
-  // Fills `bytes` with a repeated pattern of elem_size (1, 2 or 4) bytes. Sync.
+  // Fills `bytes` with a repeated pattern of elem_size (1, 2 or 4) bytes,
+  // ordered on the stream: before every later launch, copy and Sync. Copies
+  // are ordered with the stream's work too (CUDA: a blocking stream).
   virtual GpuStatus Fill(uint64_t ptr, size_t bytes, int elem_size, uint32_t pattern) = 0;
   virtual GpuStatus FillAsync(uint64_t ptr, size_t bytes, uint8_t value) = 0;  // on the stream
 

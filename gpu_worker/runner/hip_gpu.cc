@@ -110,6 +110,8 @@ class HipGpu : public Gpu {
   }
   GpuStatus Open(int index) override {
     if (auto s = Check(api_.hipSetDevice(index), "hipSetDevice"); !s.ok()) return s;
+    // hipStreamCreate's stream is blocking: the null-stream memsets and copies
+    // are ordered with its launches (the CUDA side needed the same fix).
     return Check(api_.hipStreamCreate(&stream_), "hipStreamCreate");
   }
   GpuStatus LoadModule(const std::string& image, std::string* log) override {

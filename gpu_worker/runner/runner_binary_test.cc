@@ -1,6 +1,7 @@
 // Tests of the argus-runner binary itself: its dependencies and its
 // behaviour on a machine without a GPU (CI).
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -60,6 +61,62 @@ TEST_CASE("argus-runner reports a bad spec or a missing GPU as an outcome", "[ru
   CHECK(jb["outcome"] == "unsupported");
   CHECK(jb["message"].get<std::string>().find("invalid spec") != std::string::npos);
   CHECK(Run({kRunner, "--bogus"}).exit_code == 2);
+}
+
+// The runner's launch sequence under CUDA's stream rules (fake_cuda.cc: every
+// memset, copy and launch lands at the latest moment those rules allow). On
+// the H200 the NaN poison of an output, queued on the legacy stream, landed
+// after a kernel launched on a non-blocking stream: MoE, which zeroes Y at its
+// start, came back with 4800 NaN outputs. The same order fails here.
+TEST_CASE("argus-runner orders inputs and poison before the kernel (stream rules)", "[runner]") {
+  const std::string dir = std::string(ARGUS_BINARY_DIR) + "/runner_fake_cuda";
+  std::filesystem::create_directories(dir);
+  { std::ofstream(dir + "/k.ptx") << "// the fake driver ignores the image\n"; }
+  const std::string spec = dir + "/spec.json";
+  {
+    std::ofstream(spec) << R"({"kernel": {"artifact": "k.ptx", "symbol": "add"},
+      "tensors": [{"name": "a", "dtype": "f32", "shape": [1000]},
+                  {"name": "b", "dtype": "f32", "shape": [1000]},
+                  {"name": "c", "dtype": "f32", "shape": [1000], "init": "poison"}],
+      "args": [{"tensor": "a"}, {"tensor": "b"}, {"tensor": "c"}, {"i32": 1000}],
+      "check": {"op": "add", "a": "a", "b": "b", "c": "c"},
+      "timing": {"warmup": 1, "reps": 3, "flush_l2": false}})";
+  }
+  ProcessOptions opt;
+  opt.argv = {kRunner, "--spec", spec, "--no-baseline"};
+  opt.extra_env = {std::string("ARGUS_LIBCUDA=") + ARGUS_FAKE_CUDA};
+  auto r = RunWithTimeout(opt);
+  REQUIRE(r.ok());
+  INFO(r->stdout_text << r->stderr_text);
+  REQUIRE(r->exit_code == 0);
+  auto j = nlohmann::json::parse(r->stdout_text);
+  CHECK(j["runtime"]["library"].get<std::string>().find("fake_cuda") != std::string::npos);
+  CHECK(j["outcome"] == "ok");
+  CHECK(j["check"]["passed"] == true);
+  CHECK(j["check"]["nan_count"] == 0);
+  CHECK(j["check_after_timing"]["passed"] == true);
+}
+
+// The MoE baseline helper (torch_moe_loop) beside the runner answers every
+// request with one JSON object: a malformed one is an error, and a machine
+// without PyTorch or a GPU (CI) gets `unsupported`, never a traceback.
+TEST_CASE("argus-moe-baseline answers with one JSON outcome", "[runner]") {
+  const std::string helper = std::string(ARGUS_BINARY_DIR) + "/bin/argus-moe-baseline.py";
+  ProcessResult bad = Run({"/usr/bin/env", "python3", helper, "{\"tokens\": 4}"});
+  REQUIRE(bad.exit_code == 0);
+  auto jb = nlohmann::json::parse(bad.stdout_text);
+  CHECK(jb["outcome"] == "error");
+  CHECK(jb["message"].get<std::string>().find("bad request") != std::string::npos);
+  const std::string req = R"({"tokens": 4, "hidden": 8, "ffn": 16, "experts": 2, "topk": 1,
+    "x": "/nonexistent/x", "ids": "/nonexistent/i", "weights": "/nonexistent/w",
+    "gate": "/nonexistent/g", "up": "/nonexistent/u", "down": "/nonexistent/d",
+    "out": "/nonexistent/y"})";
+  ProcessResult r = Run({"/usr/bin/env", "python3", helper, req});
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.stdout_text);
+  // No PyTorch/GPU: unsupported; with them, the missing input files: error.
+  CHECK((j["outcome"] == "unsupported" || j["outcome"] == "error"));
+  CHECK(!j["message"].get<std::string>().empty());
 }
 
 }  // namespace

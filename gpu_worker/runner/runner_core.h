@@ -24,15 +24,19 @@
 //           | {"op": "rmsnorm", "a": "X", "b": "W", "c": "Y", "m": rows, "n": cols, "eps": 1e-6}
 //           | {"op": "attention", "a": "Q", "b": "K", "d": "V", "c": "O", "m": batch*heads,
 //              "n": seq, "k": head_dim, "causal": false}
-//           | {"op": "moe", "a": "X", "b": "W1", "d": "W2", "c": "Y", "ids": "Ids",
-//              "weights": "Wt", "m": tokens, "n": hidden, "k": ffn}
-//              (Y[t] = sum_j Wt[t,j] relu(X[t] W1[Ids[t,j]]) W2[Ids[t,j]]; experts and
-//               top-k from the shapes of W1 [E,n,k] and Ids [m,topk]),
+//           | {"op": "moe", "a": "X", "b": "Wg", "u": "Wu", "d": "Wd", "c": "Y",
+//              "ids": "Ids", "weights": "Wt", "m": tokens, "n": hidden, "k": ffn}
+//              (SwiGLU experts: Y[t] = sum_j Wt[t,j] (silu(X[t] Wg[e]) * X[t] Wu[e]) Wd[e],
+//               e = Ids[t,j]; experts and top-k from the shapes of Wg [E,n,k] and
+//               Ids [m,topk]; Wu [E,n,k], Wd [E,k,n]),
 //   (row problems check every row when m*n*k <= full_max_macs, else `samples`
 //    elements' worth of random rows plus the first and last, each in f64; moe
 //    rows are tokens, whose work is 2*topk*n*k)
 //    "baseline": "cublas" | "torch_sdpa" (attention: PyTorch SDPA through
 //                the argus-sdpa-baseline.py helper, its fastest correct backend)
+//                | "torch_moe_loop" (moe: PyTorch's loop over experts through the
+//                argus-moe-baseline.py helper, on the kernel's own inputs, its
+//                output checked against the moe reference)
 //                | "none",
 //    "timing": {"warmup": 10, "reps": 50, "flush_l2": true, "budget_ms": 0},
 //   (budget_ms > 0: a first launch estimates the kernel's time and warm-up and
@@ -87,6 +91,7 @@ struct ArgSpec {
 struct CheckSpec {
   std::string op = "none";  // gemm | add | softmax | rmsnorm | attention | moe | none
   std::string a, b, c, d;
+  std::string u;                  // moe: the up projection (b is the gate, d the down one)
   std::string ids, weights;       // moe: routed expert ids [m, topk] (i32), their weights
   int64_t experts = 0, topk = 0;  // moe: from the shapes of b and ids
   int64_t m = 0, n = 0, k = 0;

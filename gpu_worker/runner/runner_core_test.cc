@@ -140,15 +140,17 @@ json MoeSpec(int64_t T, int64_t D, int64_t F, int64_t E, int64_t K) {
            {{{"name", "X"}, {"dtype", "bf16"}, {"shape", {T, D}}},
             {{"name", "Ids"}, {"dtype", "i32"}, {"shape", {T, K}}, {"init", "topk"}, {"high", E}},
             {{"name", "Wt"}, {"dtype", "f32"}, {"shape", {T, K}}, {"low", 0}, {"high", 0.5}},
-            {{"name", "W1"}, {"dtype", "bf16"}, {"shape", {E, D, F}}},
-            {{"name", "W2"}, {"dtype", "bf16"}, {"shape", {E, F, D}}},
+            {{"name", "Wg"}, {"dtype", "bf16"}, {"shape", {E, D, F}}},
+            {{"name", "Wu"}, {"dtype", "bf16"}, {"shape", {E, D, F}}},
+            {{"name", "Wd"}, {"dtype", "bf16"}, {"shape", {E, F, D}}},
             {{"name", "Y"}, {"dtype", "f32"}, {"shape", {T, D}}, {"init", "poison"}}}},
           {"args", json::array()},
           {"check",
            {{"op", "moe"},
             {"a", "X"},
-            {"b", "W1"},
-            {"d", "W2"},
+            {"b", "Wg"},
+            {"u", "Wu"},
+            {"d", "Wd"},
             {"c", "Y"},
             {"ids", "Ids"},
             {"weights", "Wt"},
@@ -157,20 +159,28 @@ json MoeSpec(int64_t T, int64_t D, int64_t F, int64_t E, int64_t K) {
             {"k", F}}}};
 }
 
-// A plain f32 MoE, written independently of the check's loop order.
-HostTensor HostMoe(const RunSpec& s, const std::vector<HostTensor>& t) {
+// How a kernel computes an expert's hidden activation from gate g and up u.
+enum class Act { kSwiGlu, kSwiGluBf16, kRelu };
+
+// A plain MoE, written independently of the check's loop order; tensors in
+// MoeSpec's order (X, Ids, Wt, Wg, Wu, Wd, Y).
+HostTensor HostMoe(const RunSpec& s, const std::vector<HostTensor>& t, Act act = Act::kSwiGlu) {
   const int64_t T = s.check.m, D = s.check.n, F = s.check.k, K = s.check.topk;
-  HostTensor y = t[5];
+  HostTensor y = t[6];
   for (int64_t tok = 0; tok < T; ++tok) {
     for (int64_t d = 0; d < D; ++d) {
       double acc = 0;
       for (int64_t j = 0; j < K; ++j) {
         int64_t e = static_cast<int64_t>(t[1].At(tok * K + j));
         for (int64_t f = 0; f < F; ++f) {
-          double h = 0;
-          for (int64_t dd = 0; dd < D; ++dd)
-            h += t[0].At(tok * D + dd) * t[3].At((e * D + dd) * F + f);
-          acc += t[2].At(tok * K + j) * std::max(h, 0.0) * t[4].At((e * F + f) * D + d);
+          double g = 0, u = 0;
+          for (int64_t dd = 0; dd < D; ++dd) {
+            g += t[0].At(tok * D + dd) * t[3].At((e * D + dd) * F + f);
+            u += t[0].At(tok * D + dd) * t[4].At((e * D + dd) * F + f);
+          }
+          double h = act == Act::kRelu ? std::max(g, 0.0) : g / (1 + std::exp(-g)) * u;
+          if (act == Act::kSwiGluBf16) h = Bf16ToF32(F32ToBf16(static_cast<float>(h)));
+          acc += t[2].At(tok * K + j) * h * t[5].At((e * F + f) * D + d);
         }
       }
       float v = static_cast<float>(acc);
@@ -187,7 +197,7 @@ TEST_CASE("MoE check: routed ids are distinct experts; right, wrong and sampled"
   CHECK(s.check.experts == 5);
   CHECK(s.check.topk == 3);
   std::vector<HostTensor> t;
-  for (int i = 0; i < 6; ++i) t.push_back(MakeHostTensor(s.tensors[i], s.seed, i));
+  for (int i = 0; i < 7; ++i) t.push_back(MakeHostTensor(s.tensors[i], s.seed, i));
   for (int64_t tok = 0; tok < 6; ++tok) {
     std::vector<int> seen(5, 0);
     for (int64_t j = 0; j < 3; ++j) {
@@ -203,6 +213,11 @@ TEST_CASE("MoE check: routed ids are distinct experts; right, wrong and sampled"
   CHECK(ok.passed);
   CHECK(ok.mode == "full");
   CHECK(ok.checked == 6 * 16);
+  // The hidden activation rounded to bf16 before the down projection (what
+  // tensor-core kernels and PyTorch's bf16 loop do) is within tolerance ...
+  CHECK(CheckOutput(s.check, t, HostMoe(s, t, Act::kSwiGluBf16), s.seed).passed);
+  // ... a ReLU expert (this family's old semantics) is not.
+  CHECK_FALSE(CheckOutput(s.check, t, HostMoe(s, t, Act::kRelu), s.seed).passed);
 
   // A kernel that used the wrong expert for one token's second pick.
   std::vector<HostTensor> swapped = t;
@@ -229,7 +244,7 @@ TEST_CASE("MoE check: routed ids are distinct experts; right, wrong and sampled"
   CHECK(sampled.checked == 4 * 16);
 
   json bad = MoeSpec(6, 16, 24, 5, 3);
-  bad["tensors"][4]["shape"] = {5, 24, 8};  // W2 not [E, k, n]
+  bad["tensors"][5]["shape"] = {5, 24, 8};  // Wd not [E, k, n]
   RunSpec s2;
   CHECK_FALSE(ParseRunSpec(bad, &s2, &err));
   CHECK(err.find("check.moe") != std::string::npos);

@@ -4,7 +4,7 @@
 //   argus-runner --inventory
 //   argus-runner --spec SPEC.json [--out RESULT.json] [--device N]
 //                [--cublas /path/libcublas.so.13] [--no-baseline]
-//                [--sdpa_helper PATH]
+//                [--sdpa_helper PATH] [--moe_helper PATH]
 //
 // The spec format is in runner_core.h; the result format in README.md
 // beside this file. Exit status: 0 when a result was written (whatever its
@@ -12,11 +12,13 @@
 // static); CUDA and HIP are dlopen'ed.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -24,6 +26,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu_worker/runner/cuda_types.h"
@@ -417,6 +420,106 @@ struct Runner {
     return b;
   }
 
+  // The MoE baseline: PyTorch's loop over experts (moe_baseline.py), run by a
+  // helper process on the very inputs the kernel ran on (written raw to a
+  // scratch directory), its output checked here against the kernel's reference.
+  json RunMoeHelper(size_t flush_bytes) {
+    const CheckSpec& c = spec.check;
+    json b = {{"name", "torch_moe_loop"}, {"helper", moe_helper}};
+    if (c.op != "moe") {
+      b["outcome"] = "unsupported";
+      b["message"] = "torch_moe_loop is a baseline for moe checks only";
+      return b;
+    }
+    // /dev/shm when it has room for the inputs and Y (a container's is often
+    // 64 MB), else /tmp.
+    double need = 0;
+    for (const HostTensor& t : host) need += static_cast<double>(t.data.size());
+    struct statvfs fs {};
+    const bool shm =
+        access("/dev/shm", W_OK) == 0 && statvfs("/dev/shm", &fs) == 0 &&
+        static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize) > need * 1.1;
+    std::string dir_template = std::string(shm ? "/dev/shm" : "/tmp") + "/argus-moe-XXXXXX";
+    if (mkdtemp(dir_template.data()) == nullptr) {
+      b["outcome"] = "error";
+      b["message"] = "cannot create a scratch directory for the MoE helper";
+      return b;
+    }
+    const std::string dir = dir_template;
+    std::vector<std::string> files;
+    json request = {{"tokens", c.m},
+                    {"hidden", c.n},
+                    {"ffn", c.k},
+                    {"experts", c.experts},
+                    {"topk", c.topk},
+                    {"dtype", DTypeName(spec.Find(c.a)->dtype)},
+                    {"warmup", spec.warmup},
+                    {"reps", spec.reps},
+                    {"flush_bytes", std::max<size_t>(flush_bytes, 1)}};
+    bool written = true;
+    for (const auto& [key, name] :
+         std::vector<std::pair<std::string, std::string>>{{"x", c.a},
+                                                          {"ids", c.ids},
+                                                          {"weights", c.weights},
+                                                          {"gate", c.b},
+                                                          {"up", c.u},
+                                                          {"down", c.d}}) {
+      const std::string path = dir + "/" + key + ".bin";
+      files.push_back(path);
+      request[key] = path;
+      for (const HostTensor& t : host) {
+        if (t.spec.name != name) continue;
+        std::ofstream out(path, std::ios::binary);
+        out.write(reinterpret_cast<const char*>(t.data.data()),
+                  static_cast<std::streamsize>(t.data.size()));
+        written = written && static_cast<bool>(out);
+      }
+    }
+    const std::string out_path = dir + "/y.bin";
+    files.push_back(out_path);
+    request["out"] = out_path;
+    HelperResult h;
+    if (written) {
+      const char* python = std::getenv("ARGUS_PYTHON");
+      h = RunHelper({python != nullptr ? python : "python3", moe_helper, request.dump()},
+                    std::max(120.0, spec.timeout_s * 6));
+    }
+    // The helper's output, checked like the kernel's.
+    bool read = false;
+    HostTensor y;
+    for (const HostTensor& t : host) {
+      if (t.spec.name == c.c) y = t;
+    }
+    const std::string bytes = ReadFile(out_path, &read);
+    read = read && bytes.size() == y.data.size();
+    if (read) std::memcpy(y.data.data(), bytes.data(), bytes.size());
+    for (const std::string& f : files) unlink(f.c_str());
+    rmdir(dir.c_str());
+    const size_t brace = h.out.rfind("\n{");
+    json reply =
+        json::parse(brace == std::string::npos ? h.out : h.out.substr(brace + 1), nullptr, false);
+    if (!written || !h.started || h.timed_out || !reply.is_object()) {
+      b["outcome"] = "unsupported";
+      b["message"] = !written           ? "cannot write the inputs for the MoE helper"
+                     : !h.error.empty() ? h.error
+                                        : "the MoE helper printed no JSON result";
+      return b;
+    }
+    b.update(reply);
+    if (b["outcome"] == "ok") {
+      if (!read) {
+        b["outcome"] = "wrong";
+        b["message"] = "the MoE helper wrote no output of the expected size";
+        return b;
+      }
+      CheckResult cr = CheckOutput(c, host, y, spec.seed);
+      b["check"] = cr.ToJson();
+      if (!cr.passed) b["outcome"] = "wrong";
+    }
+    if (b.contains("timing")) b.update(Throughput(TimingFromJson(b["timing"])));
+    return b;
+  }
+
   static TimingStats TimingFromJson(const json& t) {
     TimingStats s;
     s.reps = t.value("reps", 0);
@@ -424,7 +527,7 @@ struct Runner {
     return s;
   }
 
-  std::string spec_path, cublas_path, sdpa_helper;
+  std::string spec_path, cublas_path, sdpa_helper, moe_helper;
   int device_index = 0;
   bool no_baseline = false;
 
@@ -599,9 +702,13 @@ struct Runner {
     if (!after.passed) Outcome("wrong", "after timing: " + after.message);
 
     result["baseline"] = nullptr;
-    if (!no_baseline && (spec.baseline == "cublas" || spec.baseline == "torch_sdpa") && !hip) {
-      json b =
-          spec.baseline == "cublas" ? RunCublas(flush, flush_bytes) : RunSdpaHelper(flush_bytes);
+    if (!no_baseline &&
+        (spec.baseline == "cublas" || spec.baseline == "torch_sdpa" ||
+         spec.baseline == "torch_moe_loop") &&
+        !hip) {
+      json b = spec.baseline == "cublas"       ? RunCublas(flush, flush_bytes)
+               : spec.baseline == "torch_sdpa" ? RunSdpaHelper(flush_bytes)
+                                               : RunMoeHelper(flush_bytes);
       if (b.contains("timing") && b["outcome"] == "ok") {
         const double bm = b["timing"]["median_ms"].get<double>();
         if (bm > 0 && ours.median_ms > 0) {
@@ -628,7 +735,8 @@ int Usage() {
   std::fprintf(stderr,
                "usage: argus-runner --inventory [--cublas PATH]\n"
                "       argus-runner --spec SPEC.json [--out RESULT.json] [--device N]\n"
-               "                    [--cublas PATH] [--no-baseline] [--sdpa_helper PATH]\n");
+               "                    [--cublas PATH] [--no-baseline] [--sdpa_helper PATH]\n"
+               "                    [--moe_helper PATH]\n");
   return 2;
 }
 
@@ -660,6 +768,8 @@ int Main(int argc, char** argv) {
       r.no_baseline = true;
     else if (a == "--sdpa_helper")
       r.sdpa_helper = value();
+    else if (a == "--moe_helper")
+      r.moe_helper = value();
     else if (a == "--help" || a == "-h")
       return Usage(), 0;
     else {
@@ -676,6 +786,7 @@ int Main(int argc, char** argv) {
   }
   InstallCrashHandler("");
   if (r.sdpa_helper.empty()) r.sdpa_helper = BesideSelf("argus-sdpa-baseline.py");
+  if (r.moe_helper.empty()) r.moe_helper = BesideSelf("argus-moe-baseline.py");
   if (inventory) return Inventory(r.cublas_path);
   if (r.spec_path.empty()) return Usage();
   r.Run();

@@ -17,13 +17,11 @@ The baseline is the fastest backend that passed its check. usage:
 Exit status 0 whenever a JSON object was printed (whatever its outcome).
 """
 import json
-import statistics
+import os
 import sys
 
-
-def emit(obj):
-    print(json.dumps(obj))
-    sys.exit(0)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from argus_helper_timing import emit, time_cuda  # noqa: E402 - beside this script
 
 
 def main():
@@ -84,24 +82,8 @@ def main():
                     r["outcome"] = "wrong"
                     results[name] = r
                     continue
-                for _ in range(warmup):
-                    run()
-                times = []
-                for _ in range(reps):
-                    flush.zero_()
-                    a = torch.cuda.Event(enable_timing=True)
-                    b = torch.cuda.Event(enable_timing=True)
-                    a.record()
-                    run()
-                    b.record()
-                    b.synchronize()
-                    times.append(a.elapsed_time(b))
-                times.sort()
+                r["timing"] = time_cuda(torch, run, warmup, reps, flush)
                 r["outcome"] = "ok"
-                r["timing"] = {"reps": reps, "median_ms": statistics.median(times),
-                               "min_ms": times[0], "max_ms": times[-1],
-                               "p10_ms": times[len(times) // 10],
-                               "p90_ms": times[(len(times) * 9) // 10]}
         except Exception as e:  # noqa: BLE001 - a backend that cannot run this shape
             r["outcome"] = "unsupported"
             r["message"] = str(e).splitlines()[0][:300] if str(e) else type(e).__name__

@@ -1,6 +1,6 @@
 # verifier-bug: P V reads the V stage the prefetch is still filling
 # seeded into examples/flash_attention_mma.py
-# expect: read_before_wait line 63
+# expect: read_before_wait line 66
 # cex: written at
 # cex: cp_async(V
 # dims: BH=4,S=256
@@ -49,6 +49,9 @@ def flash_attention_mma(Q: Tensor[bf16, "BH", "S", HD], K: Tensor[bf16, "BH", "S
         for kc in range(HD // KC):
             a = ldmatrix(sQ.tile((BQ, KC), (0, kc)), s, operand="A")
             b = ldmatrix(sK[buf].T.tile((KC, BKV), (kc, 0)), s, operand="B")
+            # Proved by the verifier (with P V's K-slice check: P's column j meets V's row j).
+            assert_tag(a, lambda i, j: Q(h, qb * BQ + i, kc * KC + j))
+            assert_tag(b, lambda i, j: K(h, t * BKV + j, kc * KC + i))
             mma(s, a, b)
         s = s * scale
         if CAUSAL:
@@ -61,6 +64,7 @@ def flash_attention_mma(Q: Tensor[bf16, "BH", "S", HD], K: Tensor[bf16, "BH", "S
         m_i = m_new
         pa = to_operand(p, o)
         vb = ldmatrix(sV[1 - buf], o, operand="B")
+        assert_tag(vb, lambda i, j: V(h, t * BKV + i, j))
         mma(o, pa, vb)
         barrier()
     store(o / l_i, O[h].tile((BQ, HD), (qb, 0)))

@@ -1,10 +1,12 @@
 # verifier-bug: the prefetch refills V with the current tile: P's columns (keys of tile t) meet V rows of tile t - 1
 # seeded into examples/flash_attention_mma.py
-# expect: mma_k_mismatch line 67
-# cex: A column k=64 (K dim 1
-# cex: B row k=0 (V dim 1
+# expect: mma_k_mismatch line 69
+# cex: A column k=
+# cex: (K dim 1 of K(
+# cex: B row k=
+# cex: (V dim 1 of V(
 # cex: written at
-# cex: in iteration t=0
+# cex: in iteration t=
 # cex: to_operand
 # dims: BH=4,S=256
 """Flash-attention forward on tensor cores (FA2 style). One warp per 16 query rows; S = Q K^T and

@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Writes candidate payloads for the MoE (SwiGLU experts, top-k routing) against PyTorch's loop
+over experts (the runner's torch_moe_loop baseline) at issue 7's shapes.
+
+Kernels: the KB template kb/templates/moe_mlp.py (one block per token, SIMT).
+usage: bench/moe_payloads.py OUT_DIR [CASE,CASE...]
+"""
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CHECK = {"op": "moe", "a": "X", "b": "Wg", "u": "Wu", "d": "Wd", "c": "Y", "ids": "Ids",
+         "weights": "Wt"}
+
+
+def cases():
+    # name -> (template, consts, dims, timing, timeout_s)
+    small = {"T": 64, "D": 64, "F": 128, "E": 8, "TOPK": 2}
+    e64 = {"T": 4096, "D": 2048, "F": 1408, "E": 64, "TOPK": 6}
+    e8 = {"T": 4096, "D": 4096, "F": 14336, "E": 8, "TOPK": 2}
+    slow = {"warmup": 1, "reps": 3, "flush_l2": True}
+    return {
+        "small-mlp": ("moe_mlp", {"NT": "64", "FT": "16"}, small, {"warmup": 3, "reps": 10}, 20),
+        "e64-mlp": ("moe_mlp", {"NT": "128", "FT": "64"}, e64, slow, 60),
+        "e8-mlp": ("moe_mlp", {"NT": "128", "FT": "64"}, e8, slow, 60),
+    }
+
+
+def main():
+    dst = sys.argv[1]
+    os.makedirs(dst, exist_ok=True)
+    only = set(sys.argv[2].split(",")) if len(sys.argv) > 2 else None
+    for name, (tpl, consts, dims, timing, timeout) in cases().items():
+        if only and name not in only:
+            continue
+        with open(os.path.join(ROOT, "kb/templates", tpl + ".py")) as fh:
+            src = fh.read().replace("${dtype}", "bf16")
+        flops = 6.0 * dims["T"] * dims["TOPK"] * dims["D"] * dims["F"]
+        p = {"source": src, "kernel": tpl, "target": "sm_90a", "check": CHECK,
+             "constants": consts, "dims": dims, "baseline": "torch_moe_loop",
+             "timeout_s": timeout, "timing": timing, "flops": flops}
+        with open(os.path.join(dst, name + ".json"), "w") as fh:
+            json.dump(p, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
