@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Writes candidate payloads for the tensor-core flash attention (examples/flash_attention_mma.py)
-against PyTorch SDPA (the runner's torch_sdpa baseline) at the issue-7 shapes.
+"""Writes candidate payloads for the tensor-core flash attentions against PyTorch SDPA (the
+runner's torch_sdpa baseline) at the issue-7 shapes: examples/flash_attention_mma.py (mma.sync,
+FA2 style; cases without a prefix) and examples/flash_attention_wgmma.py (wgmma + TMA, FA3
+style; cases "w-..." for the overlapped kernel, "ws-..." for flash_attention_wgmma_serial).
 
 usage: bench/attention_payloads.py OUT_DIR [CASE,CASE...]
 """
@@ -32,21 +34,51 @@ def cases():
     return out
 
 
+def wgmma_cases():
+    """name -> (kernel, consts, dims, causal, timing) for flash_attention_wgmma.py."""
+    def dims(bh, s):  # Q/K/V are [heads * S, D] (2-D TMA boxes), O is [BH, S, D]
+        return {"RQ": bh * s, "RKV": bh * s, "BH": bh, "S": s}
+    out = {}
+    for pre, kernel in (("w", "flash_attention_wgmma"), ("ws", "flash_attention_wgmma_serial")):
+        for hd in ("64", "128"):
+            for causal in (False, True):
+                out[f"{pre}-small-d{hd}-{'c' if causal else 'n'}"] = (
+                    kernel, {"HD": hd}, dims(2, 256), causal, QUICK)
+        for causal in (False, True):
+            cn = "c" if causal else "n"
+            for bn, st in (("128", "2"), ("64", "4"), ("128", "3")):
+                out[f"{pre}-d128-bn{bn}-s{st}-{cn}"] = (
+                    kernel, {"HD": "128", "BN": bn, "STAGES": st}, dims(128, 4096), causal, PERF)
+        for bn, st in (("128", "2"), ("128", "4"), ("64", "4")):
+            out[f"{pre}-d64-bn{bn}-s{st}-n"] = (
+                kernel, {"HD": "64", "BN": bn, "STAGES": st}, dims(128, 8192), False, PERF)
+    return out
+
+
 def main():
     dst = sys.argv[1]
     os.makedirs(dst, exist_ok=True)
     only = set(sys.argv[2].split(",")) if len(sys.argv) > 2 else None
-    with open(os.path.join(ROOT, "examples/flash_attention_mma.py")) as fh:
-        src = fh.read()
-    for name, (consts, dims, causal, timing) in cases().items():
+    srcs = {}
+    for f in ("flash_attention_mma.py", "flash_attention_wgmma.py"):
+        with open(os.path.join(ROOT, "examples", f)) as fh:
+            srcs[f] = fh.read()
+    all_cases = {n: ("flash_attention_mma", "flash_attention_mma.py") + v
+                 for n, v in cases().items()}
+    all_cases.update({n: (v[0], "flash_attention_wgmma.py") + v[1:]
+                      for n, v in wgmma_cases().items()})
+    if only and only - set(all_cases):
+        sys.exit(f"unknown cases: {sorted(only - set(all_cases))}")
+    for name, (kernel, f, consts, dims, causal, timing) in all_cases.items():
         if only and name not in only:
             continue
+        src = srcs[f]
         c = dict(consts, CAUSAL="True" if causal else "False")
         # P is rounded to bf16 before P V (as in FA2 and cuDNN): the f32 output carries that
         # rounding, so the tolerance is bf16's, not the runner's f32 default.
         check = {"op": "attention", "a": "Q", "b": "K", "d": "V", "c": "O", "causal": causal,
                  "rtol": 1e-2, "atol": 2e-3}
-        p = {"source": src, "kernel": "flash_attention_mma", "target": "sm_90a", "check": check,
+        p = {"source": src, "kernel": kernel, "target": "sm_90a", "check": check,
              "constants": c, "dims": dims, "baseline": "torch_sdpa", "timeout_s": 20,
              "timing": timing}
         with open(os.path.join(dst, name + ".json"), "w") as fh:

@@ -55,6 +55,7 @@ const Case kCases[] = {
     {"gemm_wgmma_persistent.py", "gemm_wgmma_persistent", "sm_90a"},
     {"gemm_wgmma_pingpong.py", "gemm_wgmma_pingpong", "sm_90a"},
     {"gemm_wgmma_tma_store.py", "gemm_wgmma_tma_store", "sm_90a"},
+    {"flash_attention_wgmma.py", "flash_attention_wgmma", "sm_90a"},
 };
 
 TEST_CASE("Every example compiles for both targets or names the target it lacks", "[lower]") {
@@ -148,6 +149,34 @@ TEST_CASE("sm_90a flash attention keeps the softmax in registers between the MMA
       CHECK(Has(a->ptx, "shfl.sync.bfly.b32"));  // row_max / row_sum: the quad
       CHECK(Has(a->ptx, "ex2.approx"));
       CHECK(Has(a->ptx, "cvt.rn.bf16x2.f32"));  // to_operand: registers, one cvt per pair
+      CHECK_FALSE(Has(a->ptx, "ld.local"));
+      CHECK_FALSE(Has(a->ptx, "st.local"));
+      if (ptxas) CHECK(a->metadata.resources.registers > 0);
+    }
+  }
+}
+
+TEST_CASE("sm_90a FA3-style attention: wgmma with K-major B and register A", "[lower]") {
+  bool ptxas = FindPtxas().has_value();
+  for (const char* hd : {"64", "128"}) {
+    for (const char* causal : {"False", "True"}) {
+      DslCompileOptions o;
+      o.target = "sm_90a";
+      o.kernel = "flash_attention_wgmma";
+      o.consts = {{"HD", hd}, {"CAUSAL", causal}};
+      auto a = CompileDslFile(Example("flash_attention_wgmma.py"), o);
+      INFO("HD=" << hd << " CAUSAL=" << causal << ": " << a.status().message());
+      REQUIRE(a.ok());
+      // S = Q K^T: both descriptors, B K-major (transpose bit 0).
+      CHECK(Has(a->ptx, "k16.f32.bf16.bf16 {"));
+      CHECK(Has(a->ptx, ", argus_p, 1, 1, 0, 0;"));
+      // O += P V: A from four registers, B N-major (transpose bit 1).
+      CHECK(Has(a->ptx, "}, {%r"));
+      CHECK(Has(a->ptx, ", argus_p, 1, 1, 1;"));
+      CHECK(Has(a->ptx, "cp.async.bulk.tensor.2d"));
+      CHECK(Has(a->ptx, "shfl.sync.bfly.b32"));  // row_max / row_sum: the quad
+      CHECK(Has(a->ptx, "ex2.approx"));
+      CHECK(Has(a->ptx, "cvt.rn.bf16x2.f32"));  // to_operand: one cvt per register
       CHECK_FALSE(Has(a->ptx, "ld.local"));
       CHECK_FALSE(Has(a->ptx, "st.local"));
       if (ptxas) CHECK(a->metadata.resources.registers > 0);

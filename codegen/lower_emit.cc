@@ -632,6 +632,9 @@ absl::Status Emitter::FragMath(const ir::Op& op) {
             r = b_.CreateSelect(c, y, at(2, e));
             break;
           }
+          case ir::FragEwOp::kFma:
+            r = b_.CreateIntrinsic(I::fma, {f32}, {x, y, at(2, e)});
+            break;
         }
         FragSet(op.result, e, r);
       }
@@ -1685,12 +1688,15 @@ absl::Status Emitter::Hopper(const ir::Op& op) {
 
 // Each 64xNx16 instruction of this warp group's part of the accumulator, in
 // the interpreter's order (tile-major, K innermost). A is K-major (128-byte
-// rows, 8-row groups 1024 bytes apart); B is N-major in 64-column blocks of
-// BK rows: LBO = the block stride, SBO = 8 rows (1024 bytes).
+// rows, 8-row groups 1024 bytes apart) or registers (to_operand: 4 .b32 per
+// instruction, element pairs packed low-first); B is N-major in 64-column
+// blocks of BK rows (LBO = the block stride, SBO = 8 rows, 1024 bytes) or
+// K-major (the .T of a (BN, 64) tile: like A, N rows of 128 bytes).
 absl::Status Emitter::Wgmma(const ir::Op& op) {
   int cv = op.operands[0];
+  const bool regs_a = VT(op.operands[1]).frag.regs;
   auto da = desc_src_.find(op.operands[1]), db = desc_src_.find(op.operands[2]);
-  if (da == desc_src_.end() || db == desc_src_.end())
+  if ((!regs_a && da == desc_src_.end()) || db == desc_src_.end())
     return LoweringError(m_, op.loc, "codegen cannot tell which buffers these operands describe");
   dsl::FragGeom g = VT(cv).frag.Geom();
   const dsl::MmaInfo& mi = *g.mma;
@@ -1698,13 +1704,29 @@ absl::Status Emitter::Wgmma(const ir::Op& op) {
   if (mi.n % 64 != 0 && g.TilesN() > 1)
     return LoweringError(m_, op.loc, "codegen issues wgmma with N a multiple of 64 here",
                          "use a wider instruction or one tile per warp group");
-  ASSIGN_OR_RETURN(Root ra, RootOf(op, da->second));
   ASSIGN_OR_RETURN(Root rb, RootOf(op, db->second));
-  if (ra.kind != ViewFact::Root::kShared || rb.kind != ViewFact::Root::kShared)
+  if (rb.kind != ViewFact::Root::kShared)
     return LoweringError(m_, op.loc, "wgmma operands live in shared memory");
-  ViewVals va = LoadView(da->second), vb = LoadView(db->second);
-  Value* a0 = b_.CreateAdd(SharedAddr(ra.base),
-                           b_.CreateTrunc(b_.CreateMul(va.off, C64(2)), b_.getInt32Ty()));
+  const std::vector<int64_t>& bst = facts_[db->second].stride;
+  for (int64_t x : bst) {
+    if (x < 0)
+      return LoweringError(m_, op.loc, "codegen needs the wgmma B operand's strides statically",
+                           "take the operand view straight from the shared buffer");
+  }
+  const bool b_kmajor = bst.size() == 2 && bst[0] == 1 && bst[1] == 64;
+  if (b_kmajor && g.TilesN() > 1)
+    return LoweringError(m_, op.loc, "codegen issues K-major B with one wgmma tile per warp group",
+                         "use mma=\"wgmma_bf16\" (N = BN / WN)");
+  Value* a0 = nullptr;
+  if (!regs_a) {
+    ASSIGN_OR_RETURN(Root ra, RootOf(op, da->second));
+    if (ra.kind != ViewFact::Root::kShared)
+      return LoweringError(m_, op.loc, "wgmma operands live in shared memory");
+    ViewVals va = LoadView(da->second);
+    a0 = b_.CreateAdd(SharedAddr(ra.base),
+                      b_.CreateTrunc(b_.CreateMul(va.off, C64(2)), b_.getInt32Ty()));
+  }
+  ViewVals vb = LoadView(db->second);
   Value* b0 = b_.CreateAdd(SharedAddr(rb.base),
                            b_.CreateTrunc(b_.CreateMul(vb.off, C64(2)), b_.getInt32Ty()));
   Value* unit = WarpGroupUnit(g);
@@ -1713,20 +1735,40 @@ absl::Status Emitter::Wgmma(const ir::Op& op) {
   int64_t lbo = int64_t{bk} * 128, sbo = 1024;
   if (b_swap) std::swap(lbo, sbo);
   hopper::WgmmaFence(b_);
-  int TM = g.TilesM(), TN = g.TilesN();
+  int TM = g.TilesM(), TN = g.TilesN(), TK = bk / 16;
   for (int tm = 0; tm < TM; ++tm) {
-    Value* arow = b_.CreateAdd(a0, b_.CreateMul(b_.CreateAdd(wrow, C32(tm * 64)), C32(128)));
+    Value* arow = regs_a
+                      ? nullptr
+                      : b_.CreateAdd(a0, b_.CreateMul(b_.CreateAdd(wrow, C32(tm * 64)), C32(128)));
     for (int tn = 0; tn < TN; ++tn) {
       Value* col = b_.CreateAdd(wcol, C32(tn * mi.n));
-      Value* bcol = b_.CreateAdd(b0, b_.CreateMul(b_.CreateUDiv(col, C32(64)), C32(bk * 128)));
+      Value* bcol =
+          b_kmajor ? b_.CreateAdd(b0, b_.CreateMul(col, C32(128)))
+                   : b_.CreateAdd(b0, b_.CreateMul(b_.CreateUDiv(col, C32(64)), C32(bk * 128)));
       int ce = (tm * TN + tn) * mi.regs_c;
-      for (int ks = 0; ks < bk / 16; ++ks) {
-        Value* desc_a = hopper::SmemDesc128B(b_, b_.CreateAdd(arow, C32(ks * 32)), 16, 1024);
-        Value* desc_b = hopper::SmemDesc128B(b_, b_.CreateAdd(bcol, C32(ks * 2048)), lbo, sbo);
+      for (int ks = 0; ks < TK; ++ks) {
+        Value* desc_b =
+            b_kmajor ? hopper::SmemDesc128B(b_, b_.CreateAdd(bcol, C32(ks * 32)), 16, 1024)
+                     : hopper::SmemDesc128B(b_, b_.CreateAdd(bcol, C32(ks * 2048)), lbo, sbo);
         std::vector<Value*> acc;
         for (int j = 0; j < mi.regs_c; ++j) acc.push_back(FragGet(cv, ce + j));
-        std::vector<Value*> d =
-            hopper::Wgmma(b_, mi.n, mi.ab == DType::kF16, acc, desc_a, desc_b, false, b_trans);
+        std::vector<Value*> d;
+        if (regs_a) {
+          // Elements 2j (low half) and 2j+1 of the A fragment share register j.
+          std::vector<Value*> a;
+          int ae = (tm * TK + ks) * mi.regs_a;
+          for (int j = 0; j < mi.regs_a / 2; ++j) {
+            Value* lo = b_.CreateZExt(FragGet(op.operands[1], ae + 2 * j), b_.getInt32Ty());
+            Value* hi = b_.CreateZExt(FragGet(op.operands[1], ae + 2 * j + 1), b_.getInt32Ty());
+            a.push_back(b_.CreateOr(lo, b_.CreateShl(hi, 16)));
+          }
+          d = hopper::WgmmaRegA(b_, mi.n, mi.ab == DType::kF16, acc, a, desc_b,
+                                b_kmajor ? false : b_trans);
+        } else {
+          Value* desc_a = hopper::SmemDesc128B(b_, b_.CreateAdd(arow, C32(ks * 32)), 16, 1024);
+          d = hopper::Wgmma(b_, mi.n, mi.ab == DType::kF16, acc, desc_a, desc_b, false,
+                            b_kmajor ? false : b_trans);
+        }
         for (int j = 0; j < mi.regs_c; ++j) FragSet(cv, ce + j, d[j]);
       }
     }

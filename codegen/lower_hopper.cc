@@ -148,6 +148,27 @@ std::vector<Value*> Wgmma(IRBuilder<>& b, int n, bool f16, const std::vector<Val
   return InPlace(b, text, acc, {desc_a, desc_b, b.getInt32(1)}, {"l", "l", "r"});
 }
 
+std::vector<Value*> WgmmaRegA(IRBuilder<>& b, int n, bool f16, const std::vector<Value*>& acc,
+                              const std::vector<Value*>& a, Value* desc_b, bool trans_b) {
+  int regs = n / 2;
+  std::vector<std::string> d, ar;
+  for (int i = 0; i < regs; ++i) d.push_back(absl::StrCat("$", i));
+  for (size_t i = 0; i < a.size(); ++i) ar.push_back(absl::StrCat("$", regs + i));
+  int nb = regs + static_cast<int>(a.size());
+  const char* ab = f16 ? "f16" : "bf16";
+  std::string text = absl::StrCat(
+      "{\n.reg .pred argus_p;\nsetp.ne.b32 argus_p, $", nb + 1, ", 0;\n",
+      "wgmma.mma_async.sync.aligned.m64n", n, "k16.f32.", ab, ".", ab, " {", absl::StrJoin(d, ", "),
+      "}, {", absl::StrJoin(ar, ", "), "}, $", nb, ", argus_p, 1, 1, ", trans_b ? 1 : 0, ";\n}");
+  std::vector<Value*> extra(a);
+  extra.push_back(desc_b);
+  extra.push_back(b.getInt32(1));
+  std::vector<std::string> c(a.size(), "r");
+  c.push_back("l");
+  c.push_back("r");
+  return InPlace(b, text, acc, extra, c);
+}
+
 Value* SmemDesc128B(IRBuilder<>& b, Value* addr, int64_t lbo, int64_t sbo) {
   Type* i64 = b.getInt64Ty();
   Value* a = b.CreateLShr(b.CreateAnd(b.CreateZExt(addr, i64), b.getInt64(0x3FFFF)), 4);

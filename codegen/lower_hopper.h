@@ -50,6 +50,12 @@ std::vector<llvm::Value*> WgmmaWait(llvm::IRBuilder<>& b, int n,
 std::vector<llvm::Value*> Wgmma(llvm::IRBuilder<>& b, int n, bool f16,
                                 const std::vector<llvm::Value*>& acc, llvm::Value* desc_a,
                                 llvm::Value* desc_b, bool trans_a, bool trans_b);
+// The same with A from registers: `a` holds the 4 .b32 registers of the
+// m64k16 A tile (bf16/f16 pairs, low half first).
+std::vector<llvm::Value*> WgmmaRegA(llvm::IRBuilder<>& b, int n, bool f16,
+                                    const std::vector<llvm::Value*>& acc,
+                                    const std::vector<llvm::Value*>& a, llvm::Value* desc_b,
+                                    bool trans_b);
 // A shared-memory matrix descriptor with the 128-byte swizzle: start address
 // (bytes, i32), leading and stride byte offsets.
 llvm::Value* SmemDesc128B(llvm::IRBuilder<>& b, llvm::Value* addr, int64_t lbo, int64_t sbo);

@@ -150,6 +150,7 @@ const std::set<std::string>& Builtins() {
                                           "sqrt",
                                           "rsqrt",
                                           "select",
+                                          "fma",
                                           "range",
                                           "thread_id",
                                           "block_id",
@@ -894,6 +895,12 @@ bool SameAccGeom(const ir::FragType& x, const ir::FragType& y) {
          x.first == y.first;
 }
 bool IsCmp(ir::FragEwOp op) { return op >= ir::FragEwOp::kLt && op <= ir::FragEwOp::kNe; }
+// Accumulators of `a` and `b` hold their rows in the same lanes and row slots:
+// the same instruction, or two wgmma m64nNk16 of any N (the rows of the
+// wgmma accumulator layout do not depend on N), so row vectors combine.
+bool SameRowLayout(const MmaInfo* a, const MmaInfo* b) {
+  return a == b || (a->wgmma && b->wgmma && a->m == b->m);
+}
 }  // namespace
 
 absl::StatusOr<Val> FnLowering::FragEw(ir::FragEwOp op, const std::vector<Val>& args, Loc loc,
@@ -909,10 +916,6 @@ absl::StatusOr<Val> FnLowering::FragEw(ir::FragEwOp op, const std::vector<Val>& 
                               " operand fragment; operand fragments are opaque"),
                  "do the math on the accumulator, then to_operand(p, acc)");
     }
-    if (TypeOf(v.var).frag.mma->wgmma) {
-      return Err(v.loc, absl::StrCat(what, " on a wgmma accumulator is not supported yet"),
-                 "use mma_sync_m16n8k16_* fragments for fragment math");
-    }
     if (shape < 0 || (r == FragRole::kAcc && TypeOf(shape).frag.role == FragRole::kRow))
       shape = v.var;
   }
@@ -925,8 +928,8 @@ absl::StatusOr<Val> FnLowering::FragEw(ir::FragEwOp op, const std::vector<Val>& 
     if (IsFragVal(v)) {
       const ir::FragType& f = TypeOf(v.var).frag;
       bool ok = f.role == FragRole::kAcc ? (sf.role == FragRole::kAcc ? SameAccGeom(f, sf) : false)
-                                         : (f.mma == sf.mma && f.bm == sf.bm && f.wm == sf.wm &&
-                                            f.first == sf.first && sf.wn == 1);
+                                         : (SameRowLayout(f.mma, sf.mma) && f.bm == sf.bm &&
+                                            f.wm == sf.wm && f.first == sf.first && sf.wn == 1);
       if (!ok) {
         return Err(v.loc,
                    absl::StrCat(what, " on fragments of different shapes: ",
@@ -961,6 +964,8 @@ absl::StatusOr<Val> FnLowering::FragEw(ir::FragEwOp op, const std::vector<Val>& 
     return Err(loc, "'/' on integer fragments", "divide f32 fragments");
   if (op == ir::FragEwOp::kExp2 && vt != DType::kF32)
     return Err(loc, "exp2() of an integer fragment", "exp2 takes f32 fragments");
+  if (op == ir::FragEwOp::kFma && vt != DType::kF32)
+    return Err(loc, "fma() of integer fragments", "fma takes f32 operands");
   std::vector<int> ops;
   for (size_t i = 0; i < args.size(); ++i) {
     const Val& v = args[i];
@@ -985,14 +990,14 @@ absl::StatusOr<int> FnLowering::RowAcc(const Val& v, Loc loc, const std::string&
   if (t.frag.role != FragRole::kAcc)
     return Err(v.loc, absl::StrCat(what, " must be an accumulator, found ", t.ToString()),
                "pass a fragment(...) accumulator or math on one");
-  if (t.frag.mma->wgmma)
-    return Err(v.loc, absl::StrCat(what, ": wgmma accumulators are not supported yet"),
-               "use mma_sync_m16n8k16_* fragments");
-  if (t.frag.wn != 1)
+  if (t.frag.wn != 1) {
+    const char* unit = t.frag.mma->wgmma ? "warpgroups" : "warps";
     return Err(v.loc,
-               absl::StrCat(what, ": a row of this accumulator spans ", t.frag.wn,
-                            " warps (warps=(", t.frag.wm, ", ", t.frag.wn, "))"),
-               "row operations need warps=(WM, 1): each warp owns whole rows");
+               absl::StrCat(what, ": a row of this accumulator spans ", t.frag.wn, " ",
+                            t.frag.mma->wgmma ? "warp groups" : "warps", " (", unit, "=(",
+                            t.frag.wm, ", ", t.frag.wn, "))"),
+               absl::StrCat("row operations need ", unit, "=(WM, 1): each warp owns whole rows"));
+  }
   (void)loc;
   return acc;
 }
@@ -1038,14 +1043,15 @@ absl::StatusOr<Val> FnLowering::FragCall(const std::string& name, const std::vec
   const Type ot = TypeOf(o);
   if (at.dtype != DType::kF32)
     return Err(x.loc, "to_operand() converts an f32 accumulator", "pass the f32 probabilities");
-  if (at.frag.mma != ot.frag.mma || at.frag.bm != ot.frag.bm || at.frag.wm != ot.frag.wm ||
-      at.frag.first != ot.frag.first) {
+  // wgmma: P (m64nBK) feeds O (m64nD) of another N; the A layout depends on M and K only.
+  if (!SameRowLayout(at.frag.mma, ot.frag.mma) || at.frag.mma->ab != ot.frag.mma->ab ||
+      at.frag.bm != ot.frag.bm || at.frag.wm != ot.frag.wm || at.frag.first != ot.frag.first) {
     return Err(loc,
                absl::StrCat("to_operand(): ", at.ToString(), " and ", ot.ToString(),
                             " differ in instruction, rows or warps"),
-               "both accumulators need the same mma=, BM and warps=(WM, 1)");
+               "both accumulators need the same mma= (wgmma: any N), BM and warps=(WM, 1)");
   }
-  const MmaInfo* mi = at.frag.mma;
+  const MmaInfo* mi = ot.frag.mma;
   if (at.frag.bn % mi->k != 0)
     return Err(
         x.loc,
@@ -1056,6 +1062,7 @@ absl::StatusOr<Val> FnLowering::FragCall(const std::string& name, const std::vec
   t.frag.role = FragRole::kA;
   t.frag.rows = at.frag.bm;
   t.frag.cols = at.frag.bn;
+  t.frag.regs = mi->wgmma;  // wgmma takes this A from registers
   // Every A element must sit in the same lane as the accumulator element of
   // the same coordinates (true for m16n8k16: two n8 tiles are one A tile).
   FragGeom ga = t.frag.Geom(), gc = at.frag.Geom();
@@ -1792,6 +1799,18 @@ absl::StatusOr<Val> FnLowering::Builtin(const std::string& name, const Expr& e) 
     Emit(OpCode::kMath, loc, r, {v}).sub = static_cast<uint8_t>(mop);
     return Val::Var(r, loc);
   }
+  if (name == "fma") {
+    // a * b + c rounded once (fma.rn.f32): the scaled softmax exponent in one instruction.
+    ASSIGN_OR_RETURN(auto a, args_of({"a", "b", "c"}));
+    std::vector<Val> v;
+    for (const Expr* e : a) {
+      ASSIGN_OR_RETURN(Val x, Eval(*e));
+      v.push_back(x);
+    }
+    if (!IsFragVal(v[0]) && !IsFragVal(v[1]) && !IsFragVal(v[2]))
+      return Err(loc, "fma() takes at least one fragment operand", "for scalars write a * b + c");
+    return FragEw(ir::FragEwOp::kFma, v, loc, "fma()");
+  }
   if (name == "select") {
     ASSIGN_OR_RETURN(auto a, args_of({"cond", "a", "b"}));
     ASSIGN_OR_RETURN(Val c, Eval(*a[0]));
@@ -2242,8 +2261,8 @@ absl::StatusOr<Val> FnLowering::Builtin(const std::string& name, const Expr& e) 
     if (y.role != FragRole::kB)
       return Err(a[2]->loc, "third argument must be a B operand fragment",
                  "load it with operand=\"B\"");
-    if (x.mma != c.mma || y.mma != c.mma || x.bm != c.bm || x.bn != c.bn || y.bm != c.bm ||
-        y.bn != c.bn) {
+    if ((x.mma != c.mma && !(x.regs && x.mma->ab == c.mma->ab)) || y.mma != c.mma || x.bm != c.bm ||
+        x.bn != c.bn || y.bm != c.bm || y.bn != c.bn) {
       return Err(loc, "operands were loaded for a different accumulator",
                  "load them with this accumulator");
     }
@@ -2396,14 +2415,20 @@ absl::StatusOr<Val> FnLowering::Builtin(const std::string& name, const Expr& e) 
       rows = st.shape[0];
       cols = 64;
     } else {
-      bool ok2 = st.rank() == 2 && st.shape[1] == 64 && at.frag.bn == 64;
+      // N-major: (BK, 64) or (BN/64, BK, 64). K-major: the transpose `.T` of a
+      // (BN, 64) tile (a (64, BN) view; its strides are checked where known, at
+      // run time and in codegen).
+      bool ok2 =
+          st.rank() == 2 && st.shape[1] == at.frag.bn && (at.frag.bn == 64 || st.shape[0] == 64);
       bool ok3 = st.rank() == 3 && st.shape[2] == 64 && st.shape[0] * 64 == at.frag.bn;
       if (!ok2 && !ok3)
-        return Err(
-            a[0]->loc,
-            absl::StrCat("operand B must be (", at.frag.bn / 64,
-                         ", BK, 64): BN/64 column blocks of 64 (N-major), found ", st.ToString()),
-            "sB = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3))");
+        return Err(a[0]->loc,
+                   absl::StrCat("operand B must be (", at.frag.bn / 64,
+                                ", BK, 64): BN/64 column blocks of 64 (N-major), or the (64, ",
+                                at.frag.bn, ") transpose of a (", at.frag.bn,
+                                ", 64) tile (K-major), found ", st.ToString()),
+                   "sB = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3)); "
+                   "K-major: wgmma_operand(sK[s].T, acc, operand=\"B\")");
       rows = st.shape[st.rank() - 2];
       cols = at.frag.bn;
     }
@@ -2435,14 +2460,16 @@ absl::StatusOr<Val> FnLowering::Builtin(const std::string& name, const Expr& e) 
     if (c.role != FragRole::kAcc || !c.mma->wgmma)
       return Err(a[0]->loc, "first argument must be a wgmma accumulator",
                  "mma=\"wgmma_m64nNk16_bf16\" fragments go to wgmma(); others to mma()");
-    if (x.role != FragRole::kA || !x.is_desc())
-      return Err(a[1]->loc, "second argument must be wgmma_operand(..., operand=\"A\")",
-                 "make it with wgmma_operand");
+    if (x.role != FragRole::kA || !x.mma || !x.mma->wgmma)
+      return Err(a[1]->loc,
+                 "second argument must be wgmma_operand(..., operand=\"A\") or to_operand(p, acc)",
+                 "make it with wgmma_operand, or from a wgmma accumulator with to_operand");
     if (y.role != FragRole::kB || !y.is_desc())
       return Err(a[2]->loc, "third argument must be wgmma_operand(..., operand=\"B\")",
                  "make it with wgmma_operand");
-    if (x.mma != c.mma || y.mma != c.mma || x.bm != c.bm || x.bn != c.bn || y.bm != c.bm ||
-        y.bn != c.bn || x.wm != c.wm || y.wm != c.wm || x.first != c.first)
+    if ((x.mma != c.mma && !(x.regs && x.mma->ab == c.mma->ab)) || y.mma != c.mma || x.bm != c.bm ||
+        x.bn != c.bn || y.bm != c.bm || y.bn != c.bn || x.wm != c.wm || y.wm != c.wm ||
+        x.first != c.first)
       return Err(loc, "operands were made for a different accumulator",
                  "make them with this accumulator");
     if (x.cols != y.rows)

@@ -180,6 +180,8 @@ struct Mbar {
 struct PendingMma {
   const ir::Op* op;
   View a, b;
+  // A from registers (to_operand): each lane's A fragment, read at issue.
+  std::vector<std::vector<float>> a_regs;
 };
 // The shared elements one tma_store reads until a tma_store_wait covers it.
 struct BulkRead {
@@ -1401,6 +1403,13 @@ absl::Status Machine::FragLocal(Thread& t, const Insn& in) {
   std::vector<float> out(n);
   int unit = 0, lane = 0;
   if (!g.Locate(t.tid, &unit, &lane)) n = 0;
+  // wgmma in flight: its accumulator may not be read, its register A not overwritten.
+  for (int v : op.operands) {
+    const ir::Type& vt = k_.vars[v].type;
+    if (vt.is_frag() && vt.frag.role == FragRole::kAcc && t.frag_pending[frag_slot_[v]] > 0)
+      return CheckAccFree(t, &op, frag_slot_[v]);
+  }
+  if (t.frag_pending[frag_slot_[op.result]] > 0) return CheckAccFree(t, &op, frag_slot_[op.result]);
   switch (op.code) {
     case OpCode::kFragEw: {
       // Operand j's value at result element e.
@@ -1463,6 +1472,9 @@ absl::Status Machine::FragLocal(Thread& t, const Insn& in) {
           case ir::FragEwOp::kSelect:
             r = x != 0.0f ? y : at(2, e);
             break;
+          case ir::FragEwOp::kFma:
+            r = std::fma(x, y, at(2, e));
+            break;
         }
         out[e] = r;
       }
@@ -1513,6 +1525,9 @@ absl::Status Machine::FragRowReduce(std::vector<Thread*>& lanes, const Insn& in)
   bool is_max = op.sub == static_cast<uint8_t>(ir::ReduceKind::kMax);
   auto comb = [&](float a, float b) { return is_max ? std::fmax(a, b) : a + b; };
   int ic = frag_slot_[op.operands[0]], ir_ = frag_slot_[op.result];
+  for (Thread* t : lanes) {
+    if (t->frag_pending[ic] > 0) return CheckAccFree(*t, &op, ic);
+  }
   int R = gr.PerLane();
   std::vector<std::vector<float>> p(n, std::vector<float>(R, 0.0f));
   for (int l = 0; l < n; ++l) {
@@ -1728,8 +1743,11 @@ absl::Status Machine::CheckWgmmaView(const Thread& t, const ir::Op* op, const Vi
   const Swizzle& z = v.buf->swz;
   int64_t bytes = DTypeBytes(v.buf->dt);
   int r = v.rank;
-  bool ok = z.b == 3 && z.m == 3 && z.s == 3 && bytes == 2 && v.stride[r - 1] == 1 &&
-            v.stride[r - 2] == 64 && (v.off * bytes) % 1024 == 0;
+  bool n_major = v.stride[r - 1] == 1 && v.stride[r - 2] == 64;
+  // B also K-major: the (64, BN) transpose of a (BN, 64) tile.
+  bool k_major = !is_a && r == 2 && v.stride[0] == 1 && v.stride[1] == 64 && v.shape[0] == 64;
+  bool ok = z.b == 3 && z.m == 3 && z.s == 3 && bytes == 2 && (n_major || k_major) &&
+            (v.off * bytes) % 1024 == 0;
   if (r == 3) ok = ok && v.stride[0] == v.shape[1] * 64;
   if (!ok) {
     return Err(t, op,
@@ -1737,6 +1755,7 @@ absl::Status Machine::CheckWgmmaView(const Thread& t, const ir::Op* op, const Vi
                             " must use the 128-byte swizzle (Swizzle(3, 3, 3), 2-byte elements), "
                             "rows of 64 contiguous elements",
                             r == 3 ? ", blocks of (BK, 64) back to back" : "",
+                            is_a ? "" : " (N-major, or K-major as the .T of a (BN, 64) tile)",
                             " and start 1024-byte aligned (byte offset ", v.off * bytes, ")"));
   }
   return absl::OkStatus();
@@ -1762,19 +1781,30 @@ absl::Status Machine::ExecGroup(std::vector<Thread*>& lanes, const Insn& in) {
                               "warp groups are ",
                               g.first, "..", g.first + g.wm * g.wn - 1, ")"));
     }
-    PendingMma pm{&op, lanes[0]->views[view_slot_[op.operands[1]]],
+    const bool regs_a = k_.vars[op.operands[1]].type.frag.regs;
+    PendingMma pm{&op, regs_a ? View{} : lanes[0]->views[view_slot_[op.operands[1]]],
                   lanes[0]->views[view_slot_[op.operands[2]]]};
     for (Thread* t : lanes) {
-      const View& a = t->views[view_slot_[op.operands[1]]];
       const View& b = t->views[view_slot_[op.operands[2]]];
-      if (a.buf != pm.a.buf || a.off != pm.a.off || b.buf != pm.b.buf || b.off != pm.b.off)
+      bool same_a = true;
+      if (regs_a) {
+        // The registers are read asynchronously: they may not change before the wait.
+        int fa = frag_slot_[op.operands[1]];
+        pm.a_regs.push_back(t->frags[fa]);
+        t->frag_pending[fa]++;
+        t->frag_pending_op[fa] = &op;
+      } else {
+        const View& a = t->views[view_slot_[op.operands[1]]];
+        same_a = a.buf == pm.a.buf && a.off == pm.a.off;
+      }
+      if (!same_a || b.buf != pm.b.buf || b.off != pm.b.off)
         return Err(*t, &op, "wgmma operands differ across the warp group");
       int f = frag_slot_[op.operands[0]];
       t->frag_pending[f]++;
       t->frag_pending_op[f] = &op;
     }
     gs.open.push_back(pm);
-    MarkReads(pm.a, 1);
+    if (!regs_a) MarkReads(pm.a, 1);
     MarkReads(pm.b, 1);
     return absl::OkStatus();
   }
@@ -1824,12 +1854,25 @@ absl::Status Machine::RunWgmma(std::vector<Thread*>& lanes, const PendingMma& pm
     }
     return absl::OkStatus();
   };
-  for (int i = 0; i < sm; ++i) {
-    for (int k = 0; k < K; ++k) {
-      int64_t idx[2] = {r0 + i, k}, p;
-      RETURN_IF_ERROR(Access(t0, &op, pm.a, idx, 2, &p));
-      RETURN_IF_ERROR(observed(pm.a.buf, p));
-      A[static_cast<size_t>(i) * K + k] = pm.a.buf->data[p].f;
+  if (fa.regs) {
+    // Each lane's A fragment elements at their (row, col) of the warp group's tile.
+    FragGeom ga = fa.Geom();
+    for (size_t l = 0; l < lanes.size(); ++l) {
+      const std::vector<float>& x = pm.a_regs[l];
+      for (int e = 0; e < ga.PerLane() && e < static_cast<int>(x.size()); ++e) {
+        int row, col;
+        ga.Coord(unit, lanes[l]->tid % 128, e, &row, &col);
+        A[static_cast<size_t>(row - r0) * K + col] = x[e];
+      }
+    }
+  } else {
+    for (int i = 0; i < sm; ++i) {
+      for (int k = 0; k < K; ++k) {
+        int64_t idx[2] = {r0 + i, k}, p;
+        RETURN_IF_ERROR(Access(t0, &op, pm.a, idx, 2, &p));
+        RETURN_IF_ERROR(observed(pm.a.buf, p));
+        A[static_cast<size_t>(i) * K + k] = pm.a.buf->data[p].f;
+      }
     }
   }
   for (int k = 0; k < K; ++k) {
@@ -1857,8 +1900,9 @@ absl::Status Machine::RunWgmma(std::vector<Thread*>& lanes, const PendingMma& pm
       acc[e] = static_cast<float>(v);
     }
     t->frag_pending[f]--;
+    if (fa.regs) t->frag_pending[frag_slot_[op.operands[1]]]--;
   }
-  MarkReads(pm.a, -1);
+  if (!fa.regs) MarkReads(pm.a, -1);
   MarkReads(pm.b, -1);
   return absl::OkStatus();
 }

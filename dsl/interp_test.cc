@@ -138,7 +138,7 @@ TEST_CASE("MMA lane layouts match the PTX ISA and CDNA3 tables") {
     const MmaInfo& mi = all[i];
     std::set<std::pair<int, int>> a, b, cc;
     for (int l = 0; l < mi.warp_size; ++l) {
-      for (int x = 0; x < (mi.wgmma ? 0 : mi.regs_a); ++x) {
+      for (int x = 0; x < mi.regs_a; ++x) {
         mi.a_coord(l, x, &r, &c);
         a.insert({r, c});
         CHECK((r < mi.m && c < mi.k));
@@ -156,11 +156,12 @@ TEST_CASE("MMA lane layouts match the PTX ISA and CDNA3 tables") {
     }
     CHECK(static_cast<int>(cc.size()) == mi.m * mi.n);
     CHECK(mi.warp_size * mi.regs_c == mi.m * mi.n);
-    if (mi.wgmma) {  // operands come from shared memory descriptors
-      CHECK((mi.regs_a == 0 && mi.regs_b == 0 && !mi.a_coord && !mi.b_coord));
+    CHECK(static_cast<int>(a.size()) == mi.m * mi.k);
+    CHECK(mi.warp_size * mi.regs_a == mi.m * mi.k);
+    if (mi.wgmma) {  // B comes from a shared memory descriptor; A also from registers
+      CHECK((mi.regs_b == 0 && !mi.b_coord && mi.a_coord));
       continue;
     }
-    CHECK(static_cast<int>(a.size()) == mi.m * mi.k);
     CHECK(static_cast<int>(b.size()) == mi.k * mi.n);
     CHECK(mi.warp_size * mi.regs_a == mi.m * mi.k);
     CHECK(mi.warp_size * mi.regs_c == mi.m * mi.n);
@@ -410,8 +411,9 @@ TEST_CASE("rmsnorm") {
 }
 
 // Attention in double from the (already rounded) inputs, layout [BH, S, D].
+// Query head h reads key/value head h / group (GQA).
 std::vector<double> AttentionRef(const HostTensor& Q, const HostTensor& K, const HostTensor& V,
-                                 bool causal) {
+                                 bool causal, int group = 1) {
   int BH = static_cast<int>(Q.shape[0]), S = static_cast<int>(Q.shape[1]),
       D = static_cast<int>(Q.shape[2]);
   std::vector<double> ref(static_cast<size_t>(BH) * S * D);
@@ -422,14 +424,14 @@ std::vector<double> AttentionRef(const HostTensor& Q, const HostTensor& K, const
       int n = causal ? i + 1 : S;
       for (int j = 0; j < n; ++j) {
         double d = 0;
-        for (int x = 0; x < D; ++x) d += Q.At({h, i, x}) * K.At({h, j, x});
+        for (int x = 0; x < D; ++x) d += Q.At({h, i, x}) * K.At({h / group, j, x});
         s[j] = d / std::sqrt(double(D));
         m = std::max(m, s[j]);
       }
       for (int j = 0; j < n; ++j) l += std::exp(s[j] - m);
       for (int x = 0; x < D; ++x) {
         double o = 0;
-        for (int j = 0; j < n; ++j) o += std::exp(s[j] - m) / l * V.At({h, j, x});
+        for (int j = 0; j < n; ++j) o += std::exp(s[j] - m) / l * V.At({h / group, j, x});
         ref[(static_cast<size_t>(h) * S + i) * D + x] = o;
       }
     }
@@ -461,6 +463,59 @@ TEST_CASE("flash attention forward on mma.sync fragments") {
       CHECK(Worst(r->t[3].data, ref, 2e-3, 4e-3) <= 1);
     }
   }
+}
+
+// A [heads * S, D] tensor viewed as [heads, S, D] (row-major either way).
+HostTensor Heads(HostTensor t, int64_t s) {
+  int64_t d = t.shape[1];
+  t.shape = {t.shape[0] / s, s, d};
+  t.stride = {s * d, d, 1};
+  return t;
+}
+
+// The FA3-style kernel: wgmma on both products (P from registers), the online
+// softmax on wgmma accumulators, K/V through a TMA + mbarrier ring.
+TEST_CASE("flash attention forward on wgmma (warp-specialized, TMA)") {
+  struct Case {
+    const char* causal;
+    const char* hd;
+    int g, bh, s, stages;
+    const char* kernel;  // "" = flash_attention_wgmma (overlapped)
+  };
+  for (const Case& c :
+       {Case{"False", "64", 1, 1, 256, 2, ""}, Case{"True", "64", 2, 2, 256, 3, ""},
+        Case{"False", "128", 1, 1, 256, 2, ""}, Case{"True", "128", 1, 1, 384, 2, ""},
+        Case{"False", "64", 1, 1, 384, 3, "flash_attention_wgmma_serial"},
+        Case{"True", "128", 2, 2, 256, 2, "flash_attention_wgmma_serial"}}) {
+    INFO(c.kernel << " " << c.causal << " HD=" << c.hd << " G=" << c.g << " S=" << c.s);
+    int64_t hkv = c.bh / c.g;
+    auto r = RunExample("flash_attention_wgmma.py", c.kernel,
+                        {{"RQ", c.bh * c.s}, {"RKV", hkv * c.s}, {"BH", c.bh}, {"S", c.s}},
+                        {{"CAUSAL", c.causal},
+                         {"HD", c.hd},
+                         {"G", std::to_string(c.g)},
+                         {"STAGES", std::to_string(c.stages)}});
+    INFO(r.status().message());
+    REQUIRE(r.ok());
+    auto ref = AttentionRef(Heads(r->t[0], c.s), Heads(r->t[1], c.s), Heads(r->t[2], c.s),
+                            std::string(c.causal) == "True", c.g);
+    CHECK(Worst(r->t[3].data, ref, 2e-3, 4e-3) <= 1);
+  }
+}
+
+TEST_CASE("softmax on a wgmma accumulator before its wait is reported") {
+  std::string text = ReadFile(ExamplePath("flash_attention_wgmma.py"));
+  const std::string wait = "wgmma_wait(1)  ";
+  size_t p = text.find(wait);
+  REQUIRE(p != std::string::npos);
+  text.replace(p, wait.size(), "pass           ");
+  auto r = RunText("early.py", text, "", {{"RQ", 128}, {"RKV", 128}, {"BH", 1}, {"S", 128}},
+                   {{"HD", "64"}, {"BN", "64"}});
+  REQUIRE(!r.ok());
+  std::string msg(r.status().message());
+  INFO(msg);
+  CHECK(msg.find("early.py:") == 0);
+  CHECK(msg.find("wgmma(s) on it are in flight") != std::string::npos);
 }
 
 TEST_CASE("a pipeline that skips its wait reads stale shared memory") {

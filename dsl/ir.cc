@@ -32,7 +32,7 @@ bool Type::operator==(const Type& o) const {
       return dtype == o.dtype && frag.mma == o.frag.mma && frag.role == o.frag.role &&
              frag.rows == o.frag.rows && frag.cols == o.frag.cols && frag.bm == o.frag.bm &&
              frag.bn == o.frag.bn && frag.wm == o.frag.wm && frag.wn == o.frag.wn &&
-             frag.first == o.frag.first;
+             frag.first == o.frag.first && frag.regs == o.frag.regs;
     case TypeKind::kBarrier:
       return shape == o.shape;
   }
@@ -57,7 +57,8 @@ std::string Type::ToString() const {
       return absl::StrCat("frag<", frag.mma ? frag.mma->name : "?", ",", FragRoleName(frag.role),
                           ",", DTypeName(dtype), "[", frag.rows, ",", frag.cols, "],",
                           frag.mma && frag.mma->wgmma ? "warpgroups=" : "warps=", frag.wm, "x",
-                          frag.wn, frag.first ? absl::StrCat(",first=", frag.first) : "", ">");
+                          frag.wn, frag.first ? absl::StrCat(",first=", frag.first) : "",
+                          frag.regs ? ",regs" : "", ">");
     case TypeKind::kBarrier:
       return absl::StrCat("mbarrier", ShapeStr(shape));
   }

@@ -44,8 +44,14 @@ struct FragType {
   int bm = 0, bn = 0;      // the accumulator tile it belongs to
   int wm = 1, wn = 1;      // warps (warp groups for wgmma)
   int first = 0;           // first warp (group) of the block holding it
-  // wgmma A/B operands are shared-memory descriptors: a view, no registers.
-  bool is_desc() const { return mma && mma->wgmma && role != FragRole::kAcc; }
+  // wgmma A from registers (to_operand of a wgmma accumulator) rather than a
+  // shared-memory descriptor.
+  bool regs = false;
+  // wgmma A/B operands are shared-memory descriptors (a view, no registers)
+  // unless `regs`.
+  bool is_desc() const {
+    return mma && mma->wgmma && (role == FragRole::kA || role == FragRole::kB) && !regs;
+  }
   FragGeom Geom() const;
 };
 
@@ -204,7 +210,8 @@ enum class BinOp : uint8_t {
   kMin,
   kMax
 };
-// kFragEw functions. Binary ones take [a, b]; kExp2 [a]; kSelect [cond, a, b].
+// kFragEw functions. Binary ones take [a, b]; kExp2 [a]; kSelect [cond, a, b];
+// kFma [a, b, c] (a * b + c rounded once).
 enum class FragEwOp : uint8_t {
   kAdd,
   kSub,
@@ -219,7 +226,8 @@ enum class FragEwOp : uint8_t {
   kGe,
   kEq,
   kNe,
-  kSelect
+  kSelect,
+  kFma
 };
 enum class UnaryOp : uint8_t { kNeg, kNot, kBitNot };
 enum class CmpOp : uint8_t { kLt, kLe, kGt, kGe, kEq, kNe };

@@ -63,6 +63,13 @@ void WgC(int lane, int r, int* row, int* col) {
   *col = 8 * (r >> 2) + 2 * t + (r & 1);
 }
 
+// wgmma .m64nNk16 A from registers: warp w of the group holds rows
+// 16w..16w+15 in the m16n8k16 A layout (4 .b32 registers, 8 elements).
+void WgA(int lane, int r, int* row, int* col) {
+  NvA(lane & 31, r, row, col);
+  *row += 16 * (lane >> 5);
+}
+
 const MmaInfo kFixed[] = {
     {"mma_sync_m16n8k16_bf16", "sm_90a", 16, 8, 16, DType::kBF16, DType::kF32, 32, 8, 4, 4, NvA,
      NvB, NvC},
@@ -91,10 +98,10 @@ const std::vector<MmaInfo>& Table() {
                   ab,
                   DType::kF32,
                   128,
-                  0,
+                  8,
                   0,
                   n / 2,
-                  nullptr,
+                  WgA,
                   nullptr,
                   WgC};
         m.wgmma = true;

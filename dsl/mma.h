@@ -7,8 +7,10 @@
 //     "Matrix Fragments for mma.m16n8k16 with floating point type".
 //   AMD v_mfma_f32_32x32x8bf16_1k / v_mfma_f32_16x16x16bf16_1k (CDNA3).
 //   NVIDIA wgmma.mma_async.m64nNk16.f32.{bf16,f16} (sm_90a): issued by a warp
-//     group of 128 threads, A and B from shared memory (descriptors; no
-//     per-lane operand layout), D per "Register Fragments ... wgmma .m64nNk16".
+//     group of 128 threads, B from shared memory (a descriptor; no per-lane
+//     layout), A from shared memory or from registers (the m16n8k16 A layout
+//     per warp, rows 16w.. for warp w of the group), D per "Register
+//     Fragments ... wgmma .m64nNk16".
 // FragGeom spreads a block-level fragment tile over warps and instruction
 // tiles; the interpreter, the verifier and codegen all use these functions,
 // so they agree on which lane holds which element.
@@ -36,7 +38,8 @@ struct MmaInfo {
   void (*a_coord)(int lane, int r, int* row, int* col);  // row in M, col in K
   void (*b_coord)(int lane, int r, int* row, int* col);  // row in K, col in N
   void (*c_coord)(int lane, int r, int* row, int* col);  // row in M, col in N
-  bool wgmma = false;  // operands A/B are shared-memory descriptors (a_coord/b_coord null)
+  bool wgmma = false;  // B is a shared-memory descriptor (b_coord null); A a descriptor or
+                       // registers (a_coord: the register layout)
 };
 
 // Distinct accumulator rows one lane holds in an instruction tile, and the

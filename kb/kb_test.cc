@@ -32,6 +32,7 @@ TEST_CASE("expressions evaluate with C integer semantics and located errors", "[
 
 TEST_CASE("the shipped KB loads and every entry is well formed", "[kb]") {
   auto kb = Kb::Load(DefaultKbDir());
+  INFO(kb.status().ToString());
   REQUIRE(kb.ok());
   // The techniques the issue names are all present.
   for (const char* id :
