@@ -333,6 +333,18 @@ class Engine {
     }
     return v;
   }
+  // The global tile a TMA load or store moves: tensor op.ints[0], box
+  // op.ints[1] x op.ints[2], box coordinates in operands first_coord and the
+  // next one.
+  View TmaTileView(const Op& op, size_t first_coord) {
+    const int tensor = static_cast<int>(op.ints[0]);
+    const int64_t box0 = op.ints[1], box1 = op.ints[2];
+    View v = BaseView(f_.tensors[tensor], tensor);
+    v.map[0].off = IntOf(op.operands[first_coord]) * I(box0);
+    v.map[1].off = IntOf(op.operands[first_coord + 1]) * I(box1);
+    v.ext = {box0, box1};
+    return v;
+  }
   expr SymExt(const dsl::ir::SymInt& s) {
     expr e = I(s.coeff);
     for (int d : s.syms) e = e * dim_[d];

@@ -71,12 +71,7 @@ absl::Status Engine::DoEpilogue(const Op& op) {
         Unsupported(op, "a TMA store the verifier cannot follow (its source)");
         return absl::OkStatus();
       }
-      int tensor = static_cast<int>(op.ints[0]);
-      int64_t box0 = op.ints[1], box1 = op.ints[2];
-      View gv = BaseView(f_.tensors[tensor], tensor);
-      gv.map[0].off = IntOf(op.operands[2]) * I(box0);
-      gv.map[1].off = IntOf(op.operands[3]) * I(box1);
-      gv.ext = {box0, box1};
+      View gv = TmaTileView(op, 2);
       std::vector<int64_t> ext;
       expr range(c_);
       std::vector<expr> el = ElemVars(s.view, "u", &ext, &range);

@@ -395,12 +395,7 @@ absl::Status Engine::DoTma(const Op& op) {
     Unsupported(op, "a TMA load the verifier cannot follow (its destination or barrier)");
     return absl::OkStatus();
   }
-  int tensor = static_cast<int>(op.ints[0]);
-  int64_t box0 = op.ints[1], box1 = op.ints[2];
-  View sv = BaseView(f_.tensors[tensor], tensor);
-  sv.map[0].off = IntOf(op.operands[4]) * I(box0);
-  sv.map[1].off = IntOf(op.operands[5]) * I(box1);
-  sv.ext = {box0, box1};
+  View sv = TmaTileView(op, 4);
   std::vector<int64_t> ext;
   expr range(c_);
   std::vector<expr> el = ElemVars(d.view, "t", &ext, &range);
@@ -421,13 +416,13 @@ absl::Status Engine::DoTma(const Op& op) {
   e.thread = tid_;
   FillInverse(e, d.view);
   e.value.kind = 1;
-  e.value.tensor = tensor;
+  e.value.tensor = sv.base;
   e.value.c = sc;
   tma_allocs_.insert(d.view.base);
   int eid = e.id;
   e.mb = static_cast<int>(mbops_.size());
   MbOp& m = NewMbOp(op, MbOp::kTma, bv.bar, op.operands[3]);
-  m.bytes = I(box0 * box1 * dsl::DTypeBytes(f_.tensors[tensor].dtype));
+  m.bytes = I(op.ints[1] * op.ints[2] * dsl::DTypeBytes(f_.tensors[sv.base].dtype));
   m.event = eid;
   return absl::OkStatus();
 }
