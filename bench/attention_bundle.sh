@@ -9,14 +9,10 @@ build=$1
 out=$2
 only=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
-rm -rf "$out" && mkdir -p "$out"
-cp "$build/bin/argus-runner" "$build/bin/argus-sdpa-baseline.py" "$build/bin/argus_helper_timing.py" "$out/"
-strip "$out/argus-runner" || true
-python3 "$here/attention_payloads.py" "$out/payloads" $only
-for p in "$out/payloads"/*.json; do
-  k=$(basename "$p" .json)
-  "$build/bin/argus-candidate" --payload "$p" --backend gpu --prepare "$out/$k" >/dev/null
-done
+# shellcheck source=bench/bundle_cases.sh
+. "$here/bundle_cases.sh"
+bundle_start "$build" "$out" argus-sdpa-baseline.py argus_helper_timing.py
+bundle_prepare "$build" "$out" "$here/attention_payloads.py" "$only"
 rm -rf "$out/payloads"
 cp "$here/run_specs.sh" "$out/"
 cat > "$out/run.sh" <<'SH'

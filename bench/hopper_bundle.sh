@@ -14,15 +14,11 @@ build=$1
 out=$2
 only=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
-rm -rf "$out" && mkdir -p "$out"
-cp "$build/bin/argus-runner" "$out/"
-strip "$out/argus-runner" || true
-cp "$build/bin/argus-sdpa-baseline.py" "$build/bin/argus_helper_timing.py" "$out/"  # the torch_sdpa baseline helper (attention rows)
-python3 "$here/hopper_payloads.py" "$out/payloads" $only
-for p in "$out/payloads"/*.json; do
-  k=$(basename "$p" .json)
-  "$build/bin/argus-candidate" --payload "$p" --backend gpu --prepare "$out/$k" >/dev/null
-done
+# shellcheck source=bench/bundle_cases.sh
+. "$here/bundle_cases.sh"
+# The torch_sdpa baseline helper is for the attention rows.
+bundle_start "$build" "$out" argus-sdpa-baseline.py argus_helper_timing.py
+bundle_prepare "$build" "$out" "$here/hopper_payloads.py" "$only"
 for v in ${ARGUS_WGMMA_VARIANTS:-}; do
   p="$out/payloads/w-small.json"
   [ -f "$p" ] || continue

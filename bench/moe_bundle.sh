@@ -13,14 +13,10 @@ build=$1
 out=$2
 only=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
-rm -rf "$out" && mkdir -p "$out"
-cp "$build/bin/argus-runner" "$build/bin/argus-moe-baseline.py" "$build/bin/argus_helper_timing.py" "$out/"
-strip "$out/argus-runner" || true
-python3 "$here/moe_payloads.py" "$out/payloads" $only
-for p in "$out/payloads"/*.json; do
-  k=$(basename "$p" .json)
-  "$build/bin/argus-candidate" --payload "$p" --backend gpu --prepare "$out/$k" >/dev/null
-done
+# shellcheck source=bench/bundle_cases.sh
+. "$here/bundle_cases.sh"
+bundle_start "$build" "$out" argus-moe-baseline.py argus_helper_timing.py
+bundle_prepare "$build" "$out" "$here/moe_payloads.py" "$only"
 rm -rf "$out/payloads"
 if [ -n "${OLD_RUNNER:-}" ] && [ -d "$out/e64-mlp" ]; then
   cp "$OLD_RUNNER" "$out/old-runner" && strip "$out/old-runner" || true
