@@ -99,24 +99,23 @@ TEST_CASE("every example verifies clean (no false alarms)") {
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (entry.path().extension() != ".py") continue;
     ++n;
+    // The FA3-style attention takes minutes in the verifier, even at small
+    // dims, and the deadline does not bound it: too long for CI until the
+    // verifier handles it (mbarrier/TMA operations outside loops, register-A
+    // wgmma; docs/notes/frag.md).
+    if (entry.path().filename() == "flash_attention_wgmma.py") continue;
     VerifyOptions opt;
     opt.dims = kExampleDims;
     opt.use_cache = false;
-    const bool expect_unknown = entry.path().filename() == "gemm_wgmma_pingpong.py" ||
-                                entry.path().filename() == "flash_attention_wgmma.py";
-    // The FA3-style kernel takes ~7 minutes in the verifier (the deadline does
-    // not bound it): too long for CI until the verifier handles it (notes).
-    if (entry.path().filename() == "flash_attention_wgmma.py") continue;
+    const bool expect_unknown = entry.path().filename() == "gemm_wgmma_pingpong.py";
     std::string text = Slurp(entry.path());
     auto r = VerifySource(entry.path().filename().string(), text, {}, opt);
     REQUIRE(r.ok());
     INFO(ToText(*r));
     if (expect_unknown) {
       // Ping-pong consumers wait on every other tile's phases (ordered by the
-      // `turn` barriers), which the phase model does not cover; the FA3-style
-      // attention has mbarrier/TMA operations outside loops (the one-shot Q
-      // barrier, the peeled first and last K/V tiles). The verifier must say
-      // so (unknown), never refute or pass them.
+      // `turn` barriers), which the phase model does not cover. The verifier
+      // must say so (unknown), never refute or pass it.
       bool unsupported = false;
       for (const Finding& f : r->findings) {
         CHECK(f.severity != Severity::kViolation);
