@@ -1038,6 +1038,11 @@ absl::Status Engine::Step(const Op& op) {
     case OpCode::kTmaStoreWait:
     case OpCode::kWarpgroupBarrier:
       return DoEpilogue(op);
+    case OpCode::kNamedBarrier:
+      // Ping-pong ordering between warp groups: not modelled (a barrier whose
+      // generations complete by other groups' arrivals).
+      Unsupported(op, "named_barrier_sync / named_barrier_arrive");
+      return absl::OkStatus();
     case OpCode::kWgmma:
       if (in_while_) Unsupported(op, "wgmma inside a while loop");
       return DoWgmma(op);
