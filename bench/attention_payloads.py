@@ -5,7 +5,8 @@ FA2 style; cases without a prefix) and examples/flash_attention_wgmma.py (wgmma 
 style; cases "w-..." for the overlapped kernel, "ws-..." for flash_attention_wgmma_serial, "p-..."
 for flash_attention_wgmma_pingpong: the overlapped kernel with its two consumer warp groups
 taking turns on the tensor cores through named barriers; "pl-..." the same with O rescaled
-after the wait, EARLY=False).
+after the wait, EARLY=False; "ps-..." flash_attention_wgmma_persistent, the ping-pong kernel
+on a persistent grid of 132 blocks).
 
 usage: bench/attention_payloads.py OUT_DIR [CASE,CASE...]
 """
@@ -45,7 +46,8 @@ def wgmma_cases():
     for pre, kernel, extra in (("w", "flash_attention_wgmma", {}),
                                ("ws", "flash_attention_wgmma_serial", {}),
                                ("p", "flash_attention_wgmma_pingpong", {}),
-                               ("pl", "flash_attention_wgmma_pingpong", {"EARLY": "False"})):
+                               ("pl", "flash_attention_wgmma_pingpong", {"EARLY": "False"}),
+                               ("ps", "flash_attention_wgmma_persistent", {})):
         for hd in ("64", "128"):
             for causal in (False, True):
                 out[f"{pre}-small-d{hd}-{'c' if causal else 'n'}"] = (

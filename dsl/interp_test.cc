@@ -490,7 +490,9 @@ TEST_CASE("flash attention forward on wgmma (warp-specialized, TMA)") {
         Case{"True", "128", 2, 2, 256, 2, "flash_attention_wgmma_serial"},
         Case{"False", "64", 1, 1, 384, 3, "flash_attention_wgmma_pingpong"},
         Case{"True", "64", 1, 1, 256, 2, "flash_attention_wgmma_pingpong"},
-        Case{"True", "128", 2, 2, 256, 2, "flash_attention_wgmma_pingpong"}}) {
+        Case{"True", "128", 2, 2, 256, 2, "flash_attention_wgmma_pingpong"},
+        Case{"False", "64", 1, 2, 256, 2, "flash_attention_wgmma_persistent"},
+        Case{"True", "128", 2, 2, 384, 3, "flash_attention_wgmma_persistent"}}) {
     INFO(c.kernel << " " << c.causal << " HD=" << c.hd << " G=" << c.g << " S=" << c.s);
     int64_t hkv = c.bh / c.g;
     auto r = RunExample("flash_attention_wgmma.py", c.kernel,
@@ -498,7 +500,9 @@ TEST_CASE("flash attention forward on wgmma (warp-specialized, TMA)") {
                         {{"CAUSAL", c.causal},
                          {"HD", c.hd},
                          {"G", std::to_string(c.g)},
-                         {"STAGES", std::to_string(c.stages)}});
+                         {"STAGES", std::to_string(c.stages)},
+                         // persistent: 2 blocks, so each runs several tiles (S / 128 * BH)
+                         {"SMS", "2"}});
     INFO(r.status().message());
     REQUIRE(r.ok());
     auto ref = AttentionRef(Heads(r->t[0], c.s), Heads(r->t[1], c.s), Heads(r->t[2], c.s),
