@@ -198,6 +198,8 @@ TEST_CASE("sm_90a ping-pong attention: named barriers order the warp groups' wgm
   INFO(a.status().message());
   REQUIRE(a.ok());
   CHECK(Has(a->ptx, "bar.arrive %r"));  // the id is a register: 3 + warpgroup_id()
+  // Fragment exp2 flushes subnormals: no FSETP/FMUL rescale around each MUFU.EX2.
+  CHECK(Has(a->ptx, "ex2.approx.ftz.f32"));
   CHECK(Has(a->ptx, "bar.sync %r"));
   CHECK(Has(a->ptx, ", 256;"));
   // The register-A wgmmas of P V follow their fence with no register writes
