@@ -7,7 +7,7 @@
 #   e.g. run_specs.sh 60 'z-attn-*=45'   (the first matching GLOB wins)
 # Environment: ONLY, a glob of the cases to run (default: all); ROUND, a tag copied into each
 # result as "round" (for benchmarks that repeat cases in interleaved rounds).
-cd "$(dirname "$0")"
+cd "$(dirname "$0")" || exit 1
 default=${1:-120}
 shift
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
