@@ -5,25 +5,20 @@
 # code "rc", to $OUT/results.jsonl; $OUT/gpu.txt records the GPU and clocks.
 # usage: run_specs.sh DEFAULT_TIMEOUT_S [GLOB=TIMEOUT_S ...]
 #   e.g. run_specs.sh 60 'z-attn-*=45'   (the first matching GLOB wins)
-# Environment: ONLY, a glob of the cases to run (default: all); ROUND, a tag copied into each
-# result as "round" (for benchmarks that repeat cases in interleaved rounds).
-cd "$(dirname "$0")" || exit 1
+cd "$(dirname "$0")"
 default=${1:-120}
 shift
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 for d in */; do
   d=${d%/}
   [ -f "$d/spec.json" ] || continue
-  # shellcheck disable=SC2053  # the glob is meant to match
-  [[ $d == ${ONLY:-*} ]] || continue
   lim=$default
   for rule in "$@"; do
     # shellcheck disable=SC2053  # the glob is meant to match
     if [[ $d == ${rule%=*} ]]; then lim=${rule##*=}; break; fi
   done
-  rm -f "$d/result.json"  # an earlier round's result must not stand in for this one
   timeout "$lim" ./argus-runner --spec "$d/spec.json" --out "$d/result.json" > "$d/stdout.txt" 2>&1
   rc=$?
-  python3 -c "import json,sys; r=json.load(open('$d/result.json')); r['case']='$d'; r['rc']=$rc; r['round']='${ROUND:-}'; print(json.dumps(r))" >> "$OUT/results.jsonl" 2>/dev/null \
-    || echo "{\"case\": \"$d\", \"rc\": $rc, \"round\": \"${ROUND:-}\", \"outcome\": \"no result\"}" >> "$OUT/results.jsonl"
+  python3 -c "import json,sys; r=json.load(open('$d/result.json')); r['case']='$d'; r['rc']=$rc; print(json.dumps(r))" >> "$OUT/results.jsonl" 2>/dev/null \
+    || echo "{\"case\": \"$d\", \"rc\": $rc, \"outcome\": \"no result\"}" >> "$OUT/results.jsonl"
 done
