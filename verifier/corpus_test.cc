@@ -2,6 +2,7 @@
 // refuted with the diagnostic its header names, every example verifies clean,
 // and the verdicts agree with the reference interpreter (ground truth).
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -251,6 +252,48 @@ TEST_CASE("results are cached by IR and options") {
   auto c = VerifySource("gemm_smem.py", text, {}, opt);
   REQUIRE(c.ok());
   CHECK(!c->cached);
+}
+
+TEST_CASE("the deadline stops the walk: unknown, with the program point it reached") {
+  // The FA3-style attention takes ~2 s to walk at the tune dims: a 1 ms
+  // budget must stop it inside the walk, not after it.
+  std::string text = Slurp(fs::path(ARGUS_SOURCE_DIR) / "examples/flash_attention_wgmma.py");
+  VerifyOptions opt;
+  opt.dims = {{"RQ", 524288}, {"RKV", 524288}, {"BH", 128}, {"S", 4096}};
+  opt.use_cache = false;
+  opt.deadline_ms = 1;
+  auto start = std::chrono::steady_clock::now();
+  auto r = VerifySource("flash_attention_wgmma.py", text, {}, opt);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  REQUIRE(r.ok());
+  INFO(ToText(*r));
+  CHECK(!r->verified());
+  CHECK(s < 30);  // a hang guard, not a timing
+  bool hit = false;
+  for (const Finding& f : r->findings) {
+    CHECK(f.severity != Severity::kViolation);
+    if (f.check == "deadline") {
+      hit = true;
+      CHECK(f.severity == Severity::kUnknown);
+      CHECK(absl::StrContains(f.message, "unknown: deadline of 1 ms reached at "));
+      CHECK(absl::StrContains(f.message, "flash_attention_wgmma.py:"));
+      CHECK(f.loc.line > 0);
+    }
+  }
+  CHECK(hit);
+  // Not cached: a later run with time to spare decides it.
+  opt.use_cache = true;
+  auto again = VerifySource("flash_attention_wgmma.py", text, {}, opt);
+  REQUIRE(again.ok());
+  CHECK(!again->cached);
+  // The CLI's --deadline-ms is the same budget.
+  std::ostringstream out;
+  auto cli = VerifyVerb({std::string(ARGUS_SOURCE_DIR) + "/examples/flash_attention_wgmma.py",
+                         "--dims", "RQ=524288,RKV=524288,BH=128,S=4096", "--deadline-ms", "1"},
+                        out);
+  REQUIRE(cli.ok());
+  CHECK(!*cli);
+  CHECK(absl::StrContains(out.str(), "unknown: deadline of 1 ms reached at "));
 }
 
 TEST_CASE("argus verify: verdicts and input errors") {

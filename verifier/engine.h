@@ -219,14 +219,55 @@ class Engine {
 
   // ---- helpers
   std::string Src(Loc l) const { return std::string(mod_.source ? mod_.source->Line(l.line) : ""); }
+  std::string Where(Loc l) const {
+    return absl::StrCat(mod_.source ? mod_.source->name() : "", ":", l.line);
+  }
+  // A construct the verifier cannot follow: the kernel cannot be proved, so
+  // the verification stops here (the rest of the walk and the checks after
+  // it would only spend time on a verdict that stays unknown).
   void Unsupported(const Op& op, const std::string& what) {
+    if (stopped_) return;
     Finding f;
     f.severity = Severity::kUnknown;
     f.check = "unsupported";
-    f.message = absl::StrCat("unsupported: ", what, " (the verifier cannot prove this kernel)");
+    f.message =
+        absl::StrCat("unsupported: ", dsl::ir::OpCodeName(op.code), " at ", Where(op.loc), ": ",
+                     what, " (the verifier cannot prove this kernel; it stopped here)");
     f.loc = op.loc;
     f.source_line = Src(op.loc);
     rep_->findings.push_back(f);
+    stopped_ = true;
+  }
+  // The request's deadline: once past it, one `unknown` finding names the
+  // program point the engine had reached, and everything stops (the walk
+  // checks it before every op, the checks after the walk before every
+  // obligation). Returns whether the engine must stop.
+  bool Expired(const Op& op) {
+    if (stopped_) return true;
+    if (opt_.deadline_ms <= 0 || NowMs() <= deadline_) return false;
+    Finding f;
+    f.severity = Severity::kUnknown;
+    f.check = "deadline";
+    f.message = absl::StrCat("unknown: deadline of ", opt_.deadline_ms, " ms reached at ",
+                             Where(op.loc), " (", dsl::ir::OpCodeName(op.code),
+                             "); the rest of the kernel was not checked");
+    f.loc = op.loc;
+    f.source_line = Src(op.loc);
+    rep_->findings.push_back(f);
+    stopped_ = true;
+    return true;
+  }
+  // Solver::Prove with the per-obligation timeout cut to what is left of the
+  // deadline (a query never runs past it).
+  absl::StatusOr<ProofResult> ProveIn(const expr& ob,
+                                      const std::vector<std::pair<std::string, expr>>& watch = {}) {
+    unsigned t = opt_.solver_timeout_ms;
+    if (opt_.deadline_ms > 0) {
+      int64_t left = std::max<int64_t>(1, deadline_ - NowMs());
+      if (left < static_cast<int64_t>(t)) t = static_cast<unsigned>(left);
+    }
+    solver_.set_timeout_ms(t);
+    return solver_.Prove(ob, facts_, watch);
   }
   expr IntOf(int var) {
     Val& v = vals_[var];
@@ -419,20 +460,9 @@ class Engine {
                   const std::vector<std::pair<std::string, expr>>& watch,
                   const std::function<void(const ProofResult&, Finding*)>& explain,
                   std::optional<expr> rest = std::nullopt) {
+    if (Expired(op)) return;
     rep_->obligations++;
-    if (opt_.deadline_ms > 0 && NowMs() > deadline_) {
-      if (!deadline_reported_) {
-        Finding f;
-        f.severity = Severity::kUnknown;
-        f.check = check;
-        f.message = "unknown: deadline exceeded before this and later obligations were decided";
-        f.loc = op.loc;
-        rep_->findings.push_back(f);
-        deadline_reported_ = true;
-      }
-      return;
-    }
-    auto r = solver_.Prove(!bad, facts_, watch);
+    auto r = ProveIn(!bad, watch);
     if (trace_ && r.ok()) {
       std::fprintf(stderr, "[verifier] %s %d:%d %s %.3fs\n", check.c_str(), op.loc.line, op.loc.col,
                    VerdictName(r->verdict), r->seconds);
@@ -450,7 +480,7 @@ class Engine {
     if (r->verdict == Verdict::kProved && rest) {
       // `bad` covered the refutations that need no value older than the
       // window; `rest` adds those that do: widen the window before reporting.
-      auto r2 = solver_.Prove(!*rest, facts_, watch);
+      auto r2 = ProveIn(!*rest, watch);
       if (r2.ok() && r2->verdict == Verdict::kRefuted && opt_.window < 16) {
         needs_window = true;
         rep_->proved++;
@@ -715,13 +745,20 @@ class Engine {
   bool needs_window = false;
 
  private:
-  bool deadline_reported_ = false;
+  bool stopped_ = false;  // deadline reached or unsupported construct: stop
   int64_t deadline_ = NowMs() + opt_.deadline_ms;
+
+ public:
+  // The request's deadline as an absolute time (NowMs), when the engine is
+  // one of several runs of one request (the window widening reruns).
+  void set_deadline_at(int64_t at_ms) { deadline_ = at_ms; }
   static int64_t NowMs() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
   }
+
+ private:
   bool trace_ = std::getenv("ARGUS_VERIFIER_TRACE") != nullptr;
 };
 

@@ -409,31 +409,40 @@ void Engine::CheckRowReduceLayout(const Op& op, const dsl::FragGeom& g) {
   if (!g.mma || g.wn != 1) {
     why = "the accumulator's rows span several warps";
   } else {
-    int bits = dsl::AccColumnLaneBits(*g.mma), ws = g.mma->warp_size;
+    // Each lane-element belongs to the group (lane less its column bits, row
+    // slot); a group must hold one row and all of its columns. Tables built
+    // once: O(lanes x elements) per warp (a wgmma accumulator has 128 lanes
+    // of up to 128 elements).
+    const int bits = dsl::AccColumnLaneBits(*g.mma), ws = g.mma->warp_size, per = g.PerLane();
+    std::vector<int> slot(per);
+    for (int e = 0; e < per; ++e) slot[e] = g.RowSlot(e);
+    struct Group {
+      int row = -1, lane = 0;
+      std::set<int> cols;
+    };
     for (int w = 0; w < g.wm && why.empty(); ++w) {
+      std::map<std::pair<int, int>, Group> groups;
       for (int l = 0; l < ws && why.empty(); ++l) {
-        for (int e = 0; e < g.PerLane() && why.empty(); ++e) {
+        for (int e = 0; e < per; ++e) {
           int row, col;
           g.Coord(w, l, e, &row, &col);
-          std::set<int> cols;
-          for (int m = 0; m < ws && why.empty(); ++m) {
-            if ((m & ~bits) != (l & ~bits)) continue;  // not in l's reduction group
-            for (int q = 0; q < g.PerLane(); ++q) {
-              if (g.RowSlot(q) != g.RowSlot(e)) continue;
-              int r2, c2;
-              g.Coord(w, m, q, &r2, &c2);
-              if (r2 != row) {
-                why = absl::StrCat("warp ", w, " lane ", m, " element ", q, " holds row ", r2,
-                                   ", combined into row ", row, " of lane ", l);
-                break;
-              }
-              cols.insert(c2);
-            }
+          Group& gr = groups[{l & ~bits, slot[e]}];
+          if (gr.row < 0) {
+            gr.row = row;
+            gr.lane = l;
+          } else if (gr.row != row) {
+            why = absl::StrCat("warp ", w, " lane ", l, " element ", e, " holds row ", row,
+                               ", combined into row ", gr.row, " of lane ", gr.lane);
+            break;
           }
-          if (why.empty() && static_cast<int>(cols.size()) != g.bn)
-            why = absl::StrCat("row ", row, " of warp ", w, " combines ", cols.size(), " of ", g.bn,
-                               " columns");
+          gr.cols.insert(col);
         }
+      }
+      for (const auto& [key, gr] : groups) {
+        if (!why.empty()) break;
+        if (static_cast<int>(gr.cols.size()) != g.bn)
+          why = absl::StrCat("row ", gr.row, " of warp ", w, " combines ", gr.cols.size(), " of ",
+                             g.bn, " columns");
       }
     }
   }

@@ -157,7 +157,7 @@ bool Engine::Analyze(MbOp& m) {
   auto holds = [&](const expr& e) {
     expr r = fixed_dims_(e).simplify();
     if (r.is_true() || r.is_false()) return r.is_true();
-    auto p = solver_.Prove(e, facts_);
+    auto p = ProveIn(e);
     return p.ok() && p->verdict == Verdict::kProved;
   };
   expr ranges = c_.bool_val(true);
@@ -171,7 +171,7 @@ bool Engine::Analyze(MbOp& m) {
   }
   if (!found) return fail("no iteration among the first 64 executes it");
   auto valid = [&](const expr& e) {
-    auto r = solver_.Prove(e, facts_);
+    auto r = ProveIn(e);
     return r.ok() && r->verdict == Verdict::kProved;
   };
   int64_t S = bars_[m.bar].count;
@@ -255,10 +255,9 @@ bool Engine::Parallel(const MbOp& w, const MbOp& cw) {
          z3::eq(a.lo->simplify(), b.lo->simplify());
   }
   if (ok) {
-    auto r = solver_.Prove(
-        z3::implies(*cw.pc, Covers(w, *cw.index, Target(cw, *cw.n_own)) &&
-                                Inv(w, *cw.index, Target(cw, *cw.n_own)) == *cw.n_own),
-        facts_);
+    auto r =
+        ProveIn(z3::implies(*cw.pc, Covers(w, *cw.index, Target(cw, *cw.n_own)) &&
+                                        Inv(w, *cw.index, Target(cw, *cw.n_own)) == *cw.n_own));
     ok = r.ok() && r->verdict == Verdict::kProved;
   }
   parallel_[key] = ok;
@@ -594,7 +593,7 @@ std::vector<Cand> Engine::TmaCandidates(const Event& rd, const std::vector<expr>
       if (d == 0 && ws.size() == 1 && Parallel(w, *cw)) {
         // When this fill covers every element the read may touch, older
         // fills cannot be the value: leave them out of the queries.
-        auto r = solver_.Prove(z3::implies(*rd.guard && *cw->pc, c.excl), facts_);
+        auto r = ProveIn(z3::implies(*rd.guard && *cw->pc, c.excl));
         if (r.ok() && r->verdict == Verdict::kProved) return {c};
       }
       out.push_back(c);
