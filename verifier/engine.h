@@ -150,6 +150,16 @@ struct MbOp {
   // Arrivals and TMA loads: their place in the barrier's arrival sequence,
   // G = ga * N + gc (the index is G % S), executed where `resid` holds.
   int64_t ga = 1, gc = 0, g_first = 0;
+  // A one-shot op (outside the loops of its role, e.g. a pipeline's peeled
+  // first or last iteration) written over a run-time index, `bars[(n - 1) %
+  // S]`: its sequence number is that term (block-uniform), not a constant.
+  std::optional<expr> gc_sym;
+  // Waits: the sequence number of the first execution (the index written as
+  // `E % S`: E at N = v; otherwise the index), and the first sequence number
+  // of its family (the waits of the same threads on the same array: a
+  // peeled wait and the loop's); its round is (G - wbase) / S.
+  std::optional<expr> seq0;
+  int64_t wbase = 0;
   std::vector<int64_t> executors;    // threads that execute it
   std::optional<expr> n_own, total;  // N in its own loop vars; iterations of the nest
   std::optional<expr> resid;         // the iterations that execute it (own loop vars)
@@ -561,8 +571,14 @@ class Engine {
   void CheckRead(const Event& rd);
   void CheckAssert(const Op& op);
   void CheckMmaK(const Op& op);
-  // ---- fragment math (verify_frag.cc)
   struct KSide;
+  void CheckMmaSides(const Op& op, const KSide& a, const KSide& b, const expr& i, const expr& kk,
+                     const expr& j);
+  TagSet IterationValue(int loop, const TagSet& before, const TagSet& body, bool last);
+  // MMA K checks waiting for the end of a loop (operands carried from the
+  // previous iteration), by loop.
+  std::multimap<int, std::function<void(const std::map<int, FragTags>&)>> pending_k_;
+  // ---- fragment math (verify_frag.cc)
   absl::Status DoFragMath(const Op& op);
   void DoMma(const Op& op);
   bool OperandSide(int var, bool is_a, const expr& r, const expr& c, KSide* s);
@@ -643,17 +659,30 @@ class Engine {
                              bool uniform = true);
   void CheckAccRead(const Op& op, int acc);
   bool Analyze(MbOp& m);
+  bool WaitFamily(MbOp& m, bool numeral, const std::function<bool(const std::string&)>& fail);
+  void CheckWaitFamilies();
   void FreeInstVars(const expr& e, std::set<unsigned>* out);
   std::vector<expr> NestValues(const MbOp& m, const expr& n);
   Subst At(const MbOp& m, const expr& n, std::optional<expr> tid);
   // A wait's own round (its executions on that index so far) and the phase it
   // observes; an arrival's round (its place in the arrival sequence).
   expr Target(const MbOp& w, const expr& n) {
-    return (n - I(w.v)) / I(bars_[w.bar].count) + I(w.delta);
+    return (n - I(w.v) + *w.seq0 - I(w.wbase)) / I(bars_[w.bar].count) + I(w.delta);
   }
-  int64_t G0(const MbOp& a) { return bars_[a.bar].g0 ? *bars_[a.bar].g0 : a.g_first; }
+  expr Gc(const MbOp& a) { return a.gc_sym ? *a.gc_sym : I(a.gc); }
+  // The array's first arrival sequence number: fixed after the walk; during
+  // it, the smallest constant one of the arrivals analyzed so far.
+  int64_t G0(const MbOp& a) {
+    if (bars_[a.bar].g0) return *bars_[a.bar].g0;
+    std::optional<int64_t> g0;
+    for (const MbOp& m : mbops_) {
+      if (m.bar != a.bar || m.kind == MbOp::kWait || m.state <= 0 || m.gc_sym) continue;
+      g0 = g0 ? std::min(*g0, m.g_first) : m.g_first;
+    }
+    return g0 ? *g0 : a.g_first;
+  }
   expr Round(const MbOp& a, const expr& n) {
-    return (I(a.ga) * n + I(a.gc) - I(G0(a))) / I(bars_[a.bar].count);
+    return (I(a.ga) * n + Gc(a) - I(G0(a))) / I(bars_[a.bar].count);
   }
   // Arrival op `a`'s iteration in round t of index b, and whether it has one.
   expr SeqOf(const MbOp& a, const expr& b, const expr& t) {
@@ -661,7 +690,7 @@ class Engine {
     return I(g0) + t * I(S) + z3::mod(b - I(g0), I(S));
   }
   expr Inv(const MbOp& a, const expr& b, const expr& t) {
-    return (SeqOf(a, b, t) - I(a.gc)) / I(a.ga);
+    return (SeqOf(a, b, t) - Gc(a)) / I(a.ga);
   }
   expr CoversSeq(const MbOp& a, const expr& g);
   expr Covers(const MbOp& a, const expr& b, const expr& t) {
