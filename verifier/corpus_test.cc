@@ -167,6 +167,36 @@ TEST_CASE("fragment math: the flash attention template verifies in every configu
   }
 }
 
+TEST_CASE("Hopper: the FA3-style attention kernels verify in every template configuration") {
+  // examples/flash_attention_wgmma.py holds both KB templates' kernels
+  // (flash_attention_wgmma_serial and flash_attention_wgmma): causal and
+  // not, D64/D128, GQA, BN and STAGES knobs, at the tune shapes.
+  std::string text = Slurp(fs::path(ARGUS_SOURCE_DIR) / "examples/flash_attention_wgmma.py");
+  struct Cfg {
+    const char *hd, *g, *bn, *stages, *causal;
+    int64_t b, h, s;
+  };
+  for (const Cfg& c : {Cfg{"128", "1", "128", "2", "False", 4, 32, 4096},
+                       Cfg{"128", "4", "128", "2", "True", 4, 32, 4096},
+                       Cfg{"64", "1", "64", "3", "False", 8, 16, 8192},
+                       Cfg{"64", "2", "128", "4", "True", 8, 16, 8192}}) {
+    INFO("HD=" << c.hd << " G=" << c.g << " BN=" << c.bn << " STAGES=" << c.stages
+               << " causal=" << c.causal);
+    dsl::CheckOptions co;
+    co.consts = {
+        {"HD", c.hd}, {"G", c.g}, {"BN", c.bn}, {"STAGES", c.stages}, {"CAUSAL", c.causal}};
+    VerifyOptions opt;
+    const int64_t hkv = c.h / std::stoi(c.g);
+    opt.dims = {{"RQ", c.b * c.h * c.s}, {"RKV", c.b * hkv * c.s}, {"BH", c.b * c.h}, {"S", c.s}};
+    opt.use_cache = false;
+    auto r = VerifySource("flash_attention_wgmma.py", text, co, opt);
+    REQUIRE(r.ok());
+    INFO(ToText(*r));
+    CHECK(r->verified());
+    CHECK(r->findings.empty());
+  }
+}
+
 TEST_CASE("fragment math: a fragment carried across iterations is unknown, never passed") {
   // S accumulated over every K/V tile (never re-zeroed) and P taken from the
   // previous iteration: the tags of earlier iterations are not followed, so

@@ -346,7 +346,8 @@ void Engine::CheckMmaSides(const Op& op, const KSide& a, const KSide& b, const e
         f->cex.coordinates = {mi, mk};
         // The lane that holds A element (i, kk), from the instruction's lane
         // table (any layout FragGeom describes).
-        if (a.geom && a.geom->mma && !a.geom->mma->wgmma) {
+        // (wgmma: only a register A operand has lanes; a descriptor has none.)
+        if (a.geom && a.geom->mma && (!a.geom->mma->wgmma || a.from_acc)) {
           const dsl::FragGeom& g = *a.geom;
           bool found = false;
           for (int w = 0; w < g.wm * g.wn && !found; ++w) {
