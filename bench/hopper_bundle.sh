@@ -26,7 +26,7 @@ for v in ${ARGUS_WGMMA_VARIANTS:-}; do
     --prepare "$out/variant-$v-small" >/dev/null
 done
 rm -rf "$out/payloads"
-cp "$here/run_specs.sh" "$out/"
+cp "$here/run_specs.sh" "$here/ncu_probe.sh" "$out/"
 cat > "$out/run.sh" <<'SH'
 #!/bin/bash
 # Runs every spec beside this script; one JSON result per line in $OUT/results.jsonl.

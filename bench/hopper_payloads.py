@@ -73,6 +73,12 @@ def cases():
             out[f"{short}-{s}"] = tstore + (consts, dims, PERF)
     for s, dims in KSCAN.items():
         out[f"t-{s}"] = tstore + ({}, dims, PERF)
+    # The best verified configuration per shape so far (docs/perf.md "EPI2"), for the
+    # side-by-side benchmark: bench/hopper_bundle.sh ... best-4k,best-8k,best-4kx14k.
+    best = {"4k": {"SMS": "128"}, "8k": {"EBUFS": "4", "STAGES": "3", "SMS": "128"},
+            "4kx14k": {"EBUFS": "4", "STAGES": "3", "SMS": "128"}}
+    for s, consts in best.items():
+        out[f"best-{s}"] = tstore + (consts, SHAPES[s], ROUNDS)
     # EPI2: the TMA-store kernel's knobs per shape, each case timed in ROUNDS rounds alternating
     # with cuBLAS in its runner process (run with PASSES=N for N processes per case). s128 = a
     # grid of 128 persistent blocks: 512, 2048 and 1792 tiles of 128 x 256 are exactly 4, 16 and
@@ -80,7 +86,10 @@ def cases():
     for short, consts in {"t": {}, "ts128": {"SMS": "128"},
                           "te4s3": {"EBUFS": "4", "STAGES": "3"},
                           "te4s3s128": {"EBUFS": "4", "STAGES": "3", "SMS": "128"},
-                          "ts128g8": {"SMS": "128", "GROUP": "8"}}.items():
+                          "ts128g8": {"SMS": "128", "GROUP": "8"},
+                          # 320-wide tiles (five n64 wgmma tiles per warp group; the last column
+                          # tile shifted to end at N): 4096 x 14336 in 1440 tiles, 10.9 waves
+                          "tn320": {"BN": "320", "STAGES": "3"}}.items():
         for s, dims in SHAPES.items():
             out[f"r{short}-{s}"] = tstore + (consts, dims, ROUNDS)
     for name, (consts, dims, causal) in ATTN_SHAPES.items():
