@@ -5,8 +5,8 @@
 # scheduler there), launch shape and cluster size, SM clock, L2 and DRAM traffic of both.
 # One warm-up and one rep (no L2 flush), one round. Appends to $OUT/ncu.txt.
 # usage (on the device, in the bundle dir): bash ncu_probe.sh CASE...
-cd "$(dirname "$0")"
-ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+cd "$(dirname "$0")" || exit 1
+ncu=$(command -v ncu || find /opt/nvidia/nsight-compute -maxdepth 2 -name ncu -type f 2>/dev/null | head -1)
 [ -n "$ncu" ] || { echo "no ncu" >> "$OUT/ncu.txt"; exit 0; }
 metrics=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,lts__t_bytes.sum,dram__bytes_read.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed,launch__cluster_dim_x,launch__grid_size,launch__registers_per_thread
 for c in "$@"; do
