@@ -89,7 +89,10 @@ def cases():
                           "ts128g8": {"SMS": "128", "GROUP": "8"},
                           # 320-wide tiles (five n64 wgmma tiles per warp group; the last column
                           # tile shifted to end at N): 4096 x 14336 in 1440 tiles, 10.9 waves
-                          "tn320": {"BN": "320", "STAGES": "3"}}.items():
+                          "tn320": {"BN": "320", "STAGES": "3"},
+                          # 192-wide (one n192 tile): 8192^2 in 64 x 43 = 2752 tiles, 20.85
+                          # waves of 132 (128 x 256: 2048 = 15.5): 1.6 % less critical-path work
+                          "tn192": {"BN": "192", "EBUFS": "4"}}.items():
         for s, dims in SHAPES.items():
             out[f"r{short}-{s}"] = tstore + (consts, dims, ROUNDS)
     for name, (consts, dims, causal) in ATTN_SHAPES.items():

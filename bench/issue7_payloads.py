@@ -29,7 +29,7 @@ ROWS = [
     ("gemm-4k", "GEMM 4096^3 bf16 vs cuBLAS", 1.00, 3,
      [("hopper", "best-4k"), ("hopper", "te4s3-4k")]),
     ("gemm-8k", "GEMM 8192^3 bf16 vs cuBLAS", 1.00, 3,
-     [("hopper", "best-8k"), ("hopper", "ts128-8k")]),
+     [("hopper", "best-8k"), ("hopper", "rtn192-8k")]),
     ("gemm-4kx14k", "GEMM 4096x14336x4096 bf16 vs cuBLAS", 1.00, 3,
      [("hopper", "best-4kx14k"), ("hopper", "rtn320-4kx14k")]),
     ("attn-d128", "attention B4 H32 S4096 D128 vs cuDNN SDPA", 1.00, 1,
