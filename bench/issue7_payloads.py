@@ -23,14 +23,15 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # (row id, what, target speed-up = baseline time / ours, rounds, [(family script, case), ...]).
-# GEMM rows run 3 interleaved rounds: cuBLAS varies by about 3 % from one process to the next.
+# GEMM rows run 3 interleaved rounds: cuBLAS varies by about 3 % from one process to the next;
+# the best-* cases also alternate with cuBLAS 5 times inside each process (hopper_payloads.py).
 ROWS = [
     ("gemm-4k", "GEMM 4096^3 bf16 vs cuBLAS", 1.00, 3,
-     [("hopper", "ts128-4k"), ("hopper", "te4s3-4k")]),
+     [("hopper", "best-4k"), ("hopper", "te4s3-4k")]),
     ("gemm-8k", "GEMM 8192^3 bf16 vs cuBLAS", 1.00, 3,
-     [("hopper", "te4s3-8k"), ("hopper", "ts128-8k")]),
+     [("hopper", "best-8k"), ("hopper", "rtn192-8k")]),
     ("gemm-4kx14k", "GEMM 4096x14336x4096 bf16 vs cuBLAS", 1.00, 3,
-     [("hopper", "te4s3-4kx14k"), ("hopper", "ts128-4kx14k")]),
+     [("hopper", "best-4kx14k"), ("hopper", "rtn320-4kx14k")]),
     ("attn-d128", "attention B4 H32 S4096 D128 vs cuDNN SDPA", 1.00, 1,
      [("attention", "w-d128-bn128-s2-n"), ("attention", "d128-bq128-n")]),
     ("attn-d128-causal", "attention B4 H32 S4096 D128 causal vs cuDNN SDPA", 1.00, 1,
