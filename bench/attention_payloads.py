@@ -5,8 +5,8 @@ FA2 style; cases without a prefix) and examples/flash_attention_wgmma.py (wgmma 
 style; cases "w-..." for the overlapped kernel, "ws-..." for flash_attention_wgmma_serial, "p-..."
 for flash_attention_wgmma_pingpong: the overlapped kernel with its two consumer warp groups
 taking turns on the tensor cores through named barriers; "pl-..." the same with O rescaled
-after the wait, EARLY=False; "ps-..." flash_attention_wgmma_persistent, the ping-pong kernel
-on a persistent grid of 132 blocks).
+after the wait, EARLY=False; "ps-..." examples/flash_attention_wgmma_persistent.py, the
+ping-pong kernel on a persistent grid of 132 blocks).
 
 usage: bench/attention_payloads.py OUT_DIR [CASE,CASE...]
 """
@@ -69,12 +69,14 @@ def main():
     os.makedirs(dst, exist_ok=True)
     only = set(sys.argv[2].split(",")) if len(sys.argv) > 2 else None
     srcs = {}
-    for f in ("flash_attention_mma.py", "flash_attention_wgmma.py"):
+    for f in ("flash_attention_mma.py", "flash_attention_wgmma.py",
+              "flash_attention_wgmma_persistent.py"):
         with open(os.path.join(ROOT, "examples", f)) as fh:
             srcs[f] = fh.read()
     all_cases = {n: ("flash_attention_mma", "flash_attention_mma.py") + v
                  for n, v in cases().items()}
-    all_cases.update({n: (v[0], "flash_attention_wgmma.py") + v[1:]
+    all_cases.update({n: (v[0], v[0] + ".py" if v[0].endswith("_persistent")
+                                 else "flash_attention_wgmma.py") + v[1:]
                       for n, v in wgmma_cases().items()})
     if only and only - set(all_cases):
         sys.exit(f"unknown cases: {sorted(only - set(all_cases))}")

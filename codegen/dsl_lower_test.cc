@@ -57,7 +57,7 @@ const Case kCases[] = {
     {"gemm_wgmma_tma_store.py", "gemm_wgmma_tma_store", "sm_90a"},
     {"flash_attention_wgmma.py", "flash_attention_wgmma", "sm_90a"},
     {"flash_attention_wgmma.py", "flash_attention_wgmma_pingpong", "sm_90a"},
-    {"flash_attention_wgmma.py", "flash_attention_wgmma_persistent", "sm_90a"},
+    {"flash_attention_wgmma_persistent.py", "flash_attention_wgmma_persistent", "sm_90a"},
 };
 
 TEST_CASE("Every example compiles for both targets or names the target it lacks", "[lower]") {
