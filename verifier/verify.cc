@@ -1498,6 +1498,7 @@ absl::StatusOr<Report> Verify(const dsl::ir::Module& module, const VerifyOptions
       absl::StrCat(std::hash<std::string>()(dsl::ir::Dump(module)), "|", options.max_dim, "|",
                    options.solver_timeout_ms, "|", options.window);
   for (const auto& [k, v] : options.dims) absl::StrAppend(&key, "|", k, "=", v);
+  absl::StrAppend(&key, "|kernel=", options.kernel);
   if (options.use_cache) {
     std::lock_guard<std::mutex> l(cache_mu);
     auto it = Cache().find(key);
@@ -1513,7 +1514,7 @@ absl::StatusOr<Report> Verify(const dsl::ir::Module& module, const VerifyOptions
   rep.file = module.source ? module.source->name() : "";
   std::vector<std::string> names;
   for (const Function& f : module.functions) {
-    if (!f.is_kernel) continue;
+    if (!f.is_kernel || (!options.kernel.empty() && f.name != options.kernel)) continue;
     names.push_back(f.name);
     try {
       // Widen the exact window while a refutation rests on older values.
@@ -1541,6 +1542,9 @@ absl::StatusOr<Report> Verify(const dsl::ir::Module& module, const VerifyOptions
       rep.findings.push_back(fd);
     }
   }
+  if (names.empty() && !options.kernel.empty())
+    return absl::InvalidArgumentError(
+        absl::StrCat("no kernel named '", options.kernel, "' in ", rep.file));
   rep.kernel = absl::StrJoin(names, ",");
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   bool complete = true;

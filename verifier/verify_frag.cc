@@ -631,10 +631,12 @@ void Engine::CarryEnd(int loop, const std::map<int, FragTags>& saved) {
   auto settle = [&](int v, TagSet* t, const TagSet* before) {
     bool mine = false;
     for (const auto& [l, x] : t->carried) mine |= l == loop;
-    if (!mine && assigned.count(v)) {
+    // (Only for a value that existed before the loop: CarryBegin marked it, so
+    // a conditional reassignment keeps the mark through the branch merge.)
+    if (!mine && before && assigned.count(v)) {
       // A value the body rebuilds from scratch: after the loop it is the
       // last iteration's (or the value before the loop when none ran).
-      *t = IterationValue(loop, before ? *before : TagSet{}, *t, /*last=*/true);
+      *t = IterationValue(loop, *before, *t, /*last=*/true);
       return;
     }
     bool other = false;
