@@ -657,7 +657,10 @@ class Engine {
   absl::Status DoWgmma(const Op& op);
   void CheckWarpgroupUniform(const Op& op, const char* what, const dsl::FragGeom* g,
                              bool uniform = true);
-  void CheckAccRead(const Op& op, int acc);
+  // An accumulator read (or, `write`, a register A operand rewritten) while
+  // the wgmma that writes (reads) it may be in flight.
+  void CheckAccRead(const Op& op, int acc, bool write = false);
+  std::set<int> reg_vars_;  // vars assigned by to_operand (register A operands)
   bool Analyze(MbOp& m);
   bool WaitFamily(MbOp& m, bool numeral, const std::function<bool(const std::string&)>& fail);
   void CheckWaitFamilies();

@@ -678,6 +678,7 @@ absl::Status Engine::Step(const Op& op) {
       return absl::OkStatus();
     }
     case OpCode::kMov:
+      if (reg_vars_.count(op.result)) CheckAccRead(op, op.result, /*write=*/true);
       vals_[op.result] = opnd(0);
       if (acc_group_.count(op.operands[0])) {  // copying an accumulator reads it
         CheckAccRead(op, op.operands[0]);
@@ -1180,6 +1181,8 @@ absl::Status Engine::Step(const Op& op) {
               o.code == OpCode::kMbarArriveTx)
             li.has_mbar_sync = true;
           if (o.code == OpCode::kWgmma) body_accs.insert(o.operands[0]);
+          if (o.code == OpCode::kWgmma && reg_vars_.count(o.operands[1]))
+            body_accs.insert(o.operands[1]);
           if (o.code == OpCode::kWgmma || o.code == OpCode::kWgmmaWait ||
               o.code == OpCode::kWgmmaCommit)
             body_wg = true;
@@ -1420,6 +1423,7 @@ absl::Status Engine::Run() {
   std::function<void(const Block&)> scan = [&](const Block& b) {
     for (const Op& o : b) {
       if (o.code == OpCode::kTmaLoad) has_tma_ = true;
+      if (o.code == OpCode::kToOperand && o.result >= 0) reg_vars_.insert(o.result);
       for (const Block& r : o.regions) scan(r);
     }
   };

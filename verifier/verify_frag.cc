@@ -426,6 +426,7 @@ absl::Status Engine::DoFragMath(const Op& op) {
   const dsl::ir::Type& rt = f_.vars[op.result].type;
   if (rt.is_frag()) out.geom = rt.frag.Geom();
   FragTags ft;
+  if (reg_vars_.count(op.result)) CheckAccRead(op, op.result, /*write=*/true);
   // Fragment math reads its data operands: a wgmma accumulator only after
   // the wgmma_wait that covers its last wgmma (col_index / row_fill read
   // only the geometry; to_operand's second operand names the target).

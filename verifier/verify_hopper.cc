@@ -593,6 +593,7 @@ absl::Status Engine::DoWgmma(const Op& op) {
     if (x.k == Val::kFrag && x.read_event >= 0) events_[x.read_event].wg_group = *wg_commit_;
   }
   acc_group_.insert_or_assign(op.operands[0], *wg_commit_);
+  if (reg_vars_.count(op.operands[1])) acc_group_.insert_or_assign(op.operands[1], *wg_commit_);
   // Tags flow as through mma (fragment math): the operands' values are those
   // of their reads (the reads' windows and waits are checked on their
   // events), a register A operand's K coordinate is its source's column tag.
@@ -600,20 +601,30 @@ absl::Status Engine::DoWgmma(const Op& op) {
   return absl::OkStatus();
 }
 
-void Engine::CheckAccRead(const Op& op, int acc) {
+void Engine::CheckAccRead(const Op& op, int acc, bool write) {
   auto it = acc_group_.find(acc);
   if (it == acc_group_.end()) return;
+  // A register A operand (to_operand) is read by its wgmmas until they
+  // complete: reading it is fine, rewriting it is not.
+  const bool reg = reg_vars_.count(acc) > 0;
+  if (reg != write) return;
   expr bad = *pc_ && it->second >= *wg_covered_;
   auto watch = BaseWatch();
   watch.emplace_back("@g", it->second);
   watch.emplace_back("@cov", *wg_covered_);
-  Obligation("wgmma_read_before_wait", op, bad, watch, [&](const ProofResult& r, Finding* f) {
-    f->message = absl::StrCat(
-        "accumulator '", f_.vars[acc].name,
-        "' read while a wgmma on it may still be in flight (no wgmma_wait covers its last wgmma)");
-    f->cex.expected = absl::StrCat("wgmma group ", M(r, "@g"), " complete");
-    f->cex.actual = absl::StrCat("only groups < ", M(r, "@cov"), " known complete");
-  });
+  Obligation(
+      reg ? "wgmma_operand_overwrite" : "wgmma_read_before_wait", op, bad, watch,
+      [&](const ProofResult& r, Finding* f) {
+        f->message =
+            reg ? absl::StrCat("register operand '", f_.vars[acc].name,
+                               "' rewritten while a wgmma that reads it may still be in flight (no "
+                               "wgmma_wait covers that wgmma)")
+                : absl::StrCat("accumulator '", f_.vars[acc].name,
+                               "' read while a wgmma on it may still be in flight (no wgmma_wait "
+                               "covers its last wgmma)");
+        f->cex.expected = absl::StrCat("wgmma group ", M(r, "@g"), " complete");
+        f->cex.actual = absl::StrCat("only groups < ", M(r, "@cov"), " known complete");
+      });
 }
 
 std::vector<Cand> Engine::TmaCandidates(const Event& rd, const std::vector<expr>& L) {

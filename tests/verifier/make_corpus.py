@@ -209,6 +209,12 @@ BUGS = [
       ("            assert_tag(b0, lambda i, j: K(hk * S + t * BN + j, i))\n", "")],
      "mma_k_mismatch", "wgmma(sc, a0, b0)", ["A column k=", "B row k=", "(K dim 0 of K("],
      FA3_DIMS, "S = Q K^T's B operand taken from the K tile without .T (row-major where wgmma needs K-major; BN = 64 so the shapes agree): B's rows are key positions, not head-dim columns"),
+    ("fa3_p_rewritten_in_flight", FA3,
+     [("            m_i = m_new\n            wgmma_wait(0)\n", "            m_i = m_new\n            pa = to_operand(p, o)\n            wgmma_wait(0)\n"),
+      ("            o = o * corr\n            pa = to_operand(p, o)\n", "            o = o * corr\n")],
+     "wgmma_operand_overwrite", FA3_DEF + "@@for t in range(1, nkv)@@pa = to_operand(p, o)",
+     ["expected wgmma group", "known complete", "iteration t="],
+     FA3_DIMS, "P(t) is written into the register operand before the wgmma_wait(0) that covers P(t-1) V(t-1), which still reads it"),
     ("fa3_pv_wrong_tile", FA3,
      [("tma_load(V.tile((BN, 64), (hk * (S // BN) + t, c)), sV[s, c], vfull[s])",
        "tma_load(V.tile((BN, 64), (hk * (S // BN) + nkv - 1 - t, c)), sV[s, c], vfull[s])"),
@@ -238,9 +244,10 @@ def main():
         body_lines = text.split("\n")
         nhead = len(header)
         start = 0
-        if "@@" in marker:
-            first, marker = marker.split("@@")
-            start = next(i for i, l in enumerate(body_lines) if first in l)
+        # "a@@b@@marker": the first line with `marker` after the first with `a`, then with `b`.
+        *anchors, marker = marker.split("@@")
+        for anchor in anchors:
+            start = next(i for i, l in enumerate(body_lines) if i >= start and anchor in l)
         line = next(i for i, l in enumerate(body_lines) if i >= start and marker in l) + 1 + nhead
         header[2] = f"# expect: {check} line {line}"
         with open(os.path.join(out, name + ".py"), "w") as f:
