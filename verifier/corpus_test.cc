@@ -589,6 +589,77 @@ std::optional<double> AttentionError(const std::string& text) {
   return worst;
 }
 
+// The FA3-style kernels on the interpreter (one head, S = 512: four K/V
+// tiles, two passes over the 2-stage rings, four query blocks): max |O -
+// softmax(Q K^T / sqrt(D)) V|, NaN if any element is NaN, nullopt when the
+// interpreter stops the kernel (deadlock, a read in flight).
+std::optional<double> Fa3Error(const std::string& text, const std::string& kernel) {
+  auto src = std::make_shared<const dsl::SourceFile>("k.py", text);
+  auto mod = dsl::Compile(src, {});
+  REQUIRE(mod.ok());
+  const dsl::ir::Function* kern = nullptr;
+  for (const auto& f : mod->functions) {
+    if (f.is_kernel && f.name == kernel) kern = &f;
+  }
+  REQUIRE(kern);
+  dsl::LaunchArgs la;
+  const int64_t S = 512;
+  la.dims = {{"RQ", S}, {"RKV", S}, {"BH", 1}, {"S", S}};
+  auto ts = dsl::MakeTensors(*kern, la);
+  REQUIRE(ts.ok());
+  std::vector<dsl::HostTensor> t = *ts;
+  dsl::FillRandom(&t, 7);
+  if (!dsl::Run(*mod, *kern, la, &t).ok()) return std::nullopt;
+  const auto &Q = t[0], &K = t[1], &V = t[2], &O = t[3];
+  const int64_t D = Q.shape[1];
+  double worst = 0;
+  for (int64_t i = 0; i < S; ++i) {
+    std::vector<double> p(S);
+    double mx = -INFINITY, l = 0;
+    for (int64_t j = 0; j < S; ++j) {
+      double dot = 0;
+      for (int64_t d = 0; d < D; ++d) dot += Q.At({i, d}) * K.At({j, d});
+      p[j] = dot / std::sqrt(static_cast<double>(D));
+      mx = std::max(mx, p[j]);
+    }
+    for (double& x : p) l += (x = std::exp(x - mx));
+    for (int64_t d = 0; d < D; ++d) {
+      double ref = 0;
+      for (int64_t j = 0; j < S; ++j) ref += p[j] * V.At({j, d}) / l;
+      double o = O.At({0, i, d});
+      if (std::isnan(o)) return NAN;
+      worst = std::max(worst, std::abs(o - ref));
+    }
+  }
+  return worst;
+}
+
+TEST_CASE("ground truth (Hopper): the FA3 kernels are right, their seeded bugs are not") {
+  const std::string clean = Slurp(fs::path(ARGUS_SOURCE_DIR) / "examples/flash_attention_wgmma.py");
+  for (const char* kernel : {"flash_attention_wgmma_serial", "flash_attention_wgmma"}) {
+    INFO(kernel);
+    auto e = Fa3Error(clean, kernel);
+    REQUIRE(e.has_value());
+    CHECK(*e < 5e-3);
+  }
+  struct B {
+    const char *name, *kernel;
+  };
+  for (const B& b : {B{"fa3_parity_shifted", "flash_attention_wgmma"},
+                     B{"fa3_s_read_before_wait", "flash_attention_wgmma"},
+                     B{"fa3_k_not_transposed", "flash_attention_wgmma_serial"},
+                     B{"fa3_p_rewritten_in_flight", "flash_attention_wgmma"},
+                     B{"fa3_pv_wrong_tile", "flash_attention_wgmma"}}) {
+    INFO(b.name);
+    auto e = Fa3Error(Bug(b.name), b.kernel);
+    if (!e) continue;  // the interpreter stopped it
+    // (Random inputs give near-uniform softmax rows, which damp a wrong score:
+    // the K operand mixup is off by ~4e-2, 200x the clean kernel's error.)
+    INFO("max error " << *e);
+    CHECK((std::isnan(*e) || *e > 1e-2));
+  }
+}
+
 TEST_CASE("ground truth: tensor-core flash attention and its seeded bugs") {
   // P is rounded to bf16 before P V: the clean kernel is within ~1e-3.
   auto clean =

@@ -430,6 +430,9 @@ absl::Status Engine::DoMbarOp(const Op& op) {
                     bv.bar, op.operands[1]);
   if (m.kind == MbOp::kWait) m.parity = IntOf(op.operands[2]);
   if (m.kind == MbOp::kArriveTx) m.bytes = IntOf(op.operands[2]);
+  // Analyzed where it is met: a phase the model cannot follow stops the
+  // verification here rather than after the walk.
+  if (!Analyze(m)) Unsupported(op, m.why);
   return absl::OkStatus();
 }
 
@@ -495,6 +498,7 @@ absl::Status Engine::DoTma(const Op& op) {
   MbOp& m = NewMbOp(op, MbOp::kTma, bv.bar, op.operands[3]);
   m.bytes = I(op.ints[1] * op.ints[2] * dsl::DTypeBytes(f_.tensors[sv.base].dtype));
   m.event = eid;
+  if (!Analyze(m)) Unsupported(op, m.why);
   return absl::OkStatus();
 }
 
