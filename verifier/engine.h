@@ -662,6 +662,12 @@ class Engine {
   void CheckAccRead(const Op& op, int acc, bool write = false);
   std::set<int> reg_vars_;  // vars assigned by to_operand (register A operands)
   bool Analyze(MbOp& m);
+  struct Executors {  // of a guard (path condition): Analyze
+    std::optional<expr> resid;
+    std::vector<int64_t> threads;
+    std::string why;  // not a uniform set of iterations
+  };
+  std::map<unsigned, Executors> executors_;  // by the guard's term id (kept alive by its MbOps)
   bool WaitFamily(MbOp& m, bool numeral, const std::function<bool(const std::string&)>& fail);
   void CheckWaitFamilies();
   void FreeInstVars(const expr& e, std::set<unsigned>* out);

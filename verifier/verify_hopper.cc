@@ -132,22 +132,30 @@ bool Engine::Analyze(MbOp& m) {
   }
   m.n_own = n.simplify();
   m.total = total.simplify();
-  // The threads that execute it, and the iterations they execute it in.
-  std::optional<expr> resid;
-  for (int64_t t = 0; t < f_.threads; ++t) {
-    z3::expr_vector from(c_), to(c_);
-    from.push_back(tid_base_);
-    to.push_back(I(t));
-    expr r = fixed_dims_(const_cast<expr&>(*m.pc).substitute(from, to)).simplify();
-    if (r.is_false()) continue;
-    if (!resid) {
-      resid = r;
-    } else if (!z3::eq(*resid, r)) {
-      return fail("threads execute it in different iterations (a thread-dependent guard)");
+  // The threads that execute it, and the iterations they execute it in
+  // (one enumeration per guard: the ops of one branch share it).
+  auto cached = executors_.find(m.pc->id());
+  if (cached == executors_.end()) {
+    Executors ex;
+    for (int64_t t = 0; t < f_.threads && ex.why.empty(); ++t) {
+      z3::expr_vector from(c_), to(c_);
+      from.push_back(tid_base_);
+      to.push_back(I(t));
+      expr r = fixed_dims_(const_cast<expr&>(*m.pc).substitute(from, to)).simplify();
+      if (r.is_false()) continue;
+      if (!ex.resid) {
+        ex.resid = r;
+      } else if (!z3::eq(*ex.resid, r)) {
+        ex.why = "threads execute it in different iterations (a thread-dependent guard)";
+      }
+      ex.threads.push_back(t);
     }
-    m.executors.push_back(t);
+    if (ex.threads.empty()) ex.why = "no thread executes it";
+    cached = executors_.emplace(m.pc->id(), ex).first;
   }
-  if (m.executors.empty()) return fail("no thread executes it");
+  if (!cached->second.why.empty()) return fail(cached->second.why);
+  std::optional<expr> resid = cached->second.resid;
+  m.executors = cached->second.threads;
   // v: the first iteration that executes it.
   Subst reps0(c_);
   for (int l : m.reps) {
