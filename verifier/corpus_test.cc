@@ -102,8 +102,10 @@ TEST_CASE("every example verifies clean (no false alarms)") {
   // Ping-pong consumers take turns (every other tile's phases, ordered by
   // `turn` barriers or named barriers), which the phase model does not
   // cover: the verifier must say so (unknown), never refute or pass them.
-  const std::set<std::string> expect_unknown = {"gemm_wgmma_pingpong",
-                                                "flash_attention_wgmma_pingpong"};
+  // (The two FA3 ping-pong kernels, plain and persistent, order their
+  // consumer warp groups with named barriers: unsupported for now.)
+  const std::set<std::string> expect_unknown = {
+      "gemm_wgmma_pingpong", "flash_attention_wgmma_pingpong", "flash_attention_wgmma_persistent"};
   fs::path dir = fs::path(ARGUS_SOURCE_DIR) / "examples";
   int n = 0, kernels = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
