@@ -2071,10 +2071,17 @@ absl::StatusOr<Val> FnLowering::Builtin(const std::string& name, const Expr& e) 
       return Err(a[1]->loc, "fragment shape must be (BM, BN)", "give two extents");
     ASSIGN_OR_RETURN(std::string kind, ConstStr(*a[2], "mma="));
     if ((kind == "wgmma_bf16" || kind == "wgmma_f16") && a[4]) {
-      // The widest instruction for the warp group's columns: N = BN / WN.
+      // The widest instruction for the warp group's columns: N = BN / WN, or, past the widest
+      // wgmma (256), the widest multiple of 64 that divides it (BN = 320: five n64 tiles), so
+      // that each tile's B columns start on a 64-column (128-byte swizzle) block.
       ASSIGN_OR_RETURN(std::vector<int64_t> wg, ConstShape(*a[4], "warpgroups"));
-      if (wg.size() == 2 && wg[1] > 0 && shape[1] % wg[1] == 0)
-        kind = absl::StrCat("wgmma_m64n", shape[1] / wg[1], "k16_", kind.substr(6));
+      if (wg.size() == 2 && wg[1] > 0 && shape[1] % wg[1] == 0) {
+        int64_t n = shape[1] / wg[1];
+        for (int64_t w = 256; n > 256 && w >= 64; w -= 64) {
+          if (n % w == 0) n = w;
+        }
+        kind = absl::StrCat("wgmma_m64n", n, "k16_", kind.substr(6));
+      }
     }
     const MmaInfo* mi = FindMma(kind);
     if (!mi) {

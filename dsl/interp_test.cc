@@ -237,6 +237,20 @@ TEST_CASE("TMA-store epilogue GEMM (acc -> swizzled shared sub-tiles -> tma_stor
     REQUIRE(r.ok());
     CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
   }
+  // BN = 320 (five m64n64k16 tiles per warp group) with N = 704: three column tiles, the last
+  // one starting at N - BN = 384, overlapping the second (320..639); every column is written.
+  auto r = RunExample("gemm_wgmma_tma_store.py", "", {{"M", 256}, {"N", 704}, {"K", 192}},
+                      {{"SMS", "4"}, {"BN", "320"}, {"STAGES", "3"}});
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  CHECK(r->stats.blocks == 4);
+  CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
+  // BN = 192 (one m64n192k16 tile) with N = 448: the last column tile starts at 256.
+  auto r192 = RunExample("gemm_wgmma_tma_store.py", "", {{"M", 128}, {"N", 448}, {"K", 128}},
+                         {{"SMS", "2"}, {"BN", "192"}, {"EBUFS", "4"}});
+  INFO(r192.status().message());
+  REQUIRE(r192.ok());
+  CHECK(Worst(r192->t[2].data, Gemm(r192->t[0], r192->t[1]), 1e-3, 1e-3) <= 1);
 }
 
 TEST_CASE("TMA-store epilogue hazards are reported") {
