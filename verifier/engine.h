@@ -237,6 +237,10 @@ class Engine {
   // it would only spend time on a verdict that stays unknown).
   void Unsupported(const Op& op, const std::string& what) {
     if (stopped_) return;
+    if (deadline_hit_) {  // a query cut short by the deadline, not the construct
+      Expired(op);
+      return;
+    }
     Finding f;
     f.severity = Severity::kUnknown;
     f.check = "unsupported";
@@ -254,7 +258,7 @@ class Engine {
   // obligation). Returns whether the engine must stop.
   bool Expired(const Op& op) {
     if (stopped_) return true;
-    if (opt_.deadline_ms <= 0 || NowMs() <= deadline_) return false;
+    if (!deadline_hit_ && (opt_.deadline_ms <= 0 || NowMs() <= deadline_)) return false;
     Finding f;
     f.severity = Severity::kUnknown;
     f.check = "deadline";
@@ -277,7 +281,11 @@ class Engine {
       if (left < static_cast<int64_t>(t)) t = static_cast<unsigned>(left);
     }
     solver_.set_timeout_ms(t);
-    return solver_.Prove(ob, facts_, watch);
+    auto r = solver_.Prove(ob, facts_, watch);
+    // An unknown under a timeout cut by the deadline is the deadline's.
+    if (t < opt_.solver_timeout_ms && r.ok() && r->verdict == Verdict::kUnknown)
+      deadline_hit_ = true;
+    return r;
   }
   expr IntOf(int var) {
     Val& v = vals_[var];
@@ -473,6 +481,7 @@ class Engine {
     if (Expired(op)) return;
     rep_->obligations++;
     auto r = ProveIn(!bad, watch);
+    if (deadline_hit_ && Expired(op)) return;
     if (trace_ && r.ok()) {
       std::fprintf(stderr, "[verifier] %s %d:%d %s %.3fs\n", check.c_str(), op.loc.line, op.loc.col,
                    VerdictName(r->verdict), r->seconds);
@@ -491,6 +500,7 @@ class Engine {
       // `bad` covered the refutations that need no value older than the
       // window; `rest` adds those that do: widen the window before reporting.
       auto r2 = ProveIn(!*rest, watch);
+      if (deadline_hit_ && Expired(op)) return;
       if (r2.ok() && r2->verdict == Verdict::kRefuted && opt_.window < 16) {
         needs_window = true;
         rep_->proved++;
@@ -783,7 +793,8 @@ class Engine {
   bool needs_window = false;
 
  private:
-  bool stopped_ = false;  // deadline reached or unsupported construct: stop
+  bool stopped_ = false;       // deadline reached or unsupported construct: stop
+  bool deadline_hit_ = false;  // a solver query ran out of the deadline's time
   int64_t deadline_ = NowMs() + opt_.deadline_ms;
 
  public:
