@@ -1041,6 +1041,12 @@ absl::Status Engine::Step(const Op& op) {
     case OpCode::kTmaStoreWait:
     case OpCode::kWarpgroupBarrier:
       return DoEpilogue(op);
+    case OpCode::kNamedBarrier:
+      // Ping-pong turn order between warp groups. It orders no access for the
+      // checks here (they take no ordering from it), so ignoring it can only
+      // add reported races, never hide one; executed by whole warp groups.
+      CheckWarpgroupUniform(op, "named_barrier_sync/arrive", nullptr);
+      return absl::OkStatus();
     case OpCode::kWgmma:
       if (in_while_) Unsupported(op, "wgmma inside a while loop");
       return DoWgmma(op);
