@@ -663,6 +663,19 @@ class Engine {
   // The linearized iteration number of `loops` (outer trip counts free, inner
   // ones constant), in the variables of `sub`; nullopt when not linear.
   std::optional<expr> EpiIter(const std::vector<int>& loops, const Inst* in);
+  // Named barriers (bar.sync / bar.arrive id, n; verify_hopper.cc): ordering
+  // only — the data-flow checks ignore the order they give (every hand-off
+  // must go through barrier() or an mbarrier, so ignoring it can only add
+  // false alarms); checked: whole warp groups reach them (Step), ids clear
+  // of warpgroup_barrier()'s, and the threads that use an id are its count.
+  struct NamedBar {
+    const Op* op;
+    expr pc, id;
+    int64_t n;
+  };
+  std::vector<NamedBar> named_;
+  void DoNamedBarrier(const Op& op);
+  void CheckNamedBarriers();
   absl::Status DoWgmmaOperand(const Op& op);
   absl::Status DoWgmma(const Op& op);
   void CheckWarpgroupUniform(const Op& op, const char* what, const dsl::FragGeom* g,

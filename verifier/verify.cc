@@ -1046,6 +1046,7 @@ absl::Status Engine::Step(const Op& op) {
       // checks here (they take no ordering from it), so ignoring it can only
       // add reported races, never hide one; executed by whole warp groups.
       CheckWarpgroupUniform(op, "named_barrier_sync/arrive", nullptr);
+      DoNamedBarrier(op);
       return absl::OkStatus();
     case OpCode::kWgmma:
       if (in_while_) Unsupported(op, "wgmma inside a while loop");
@@ -1449,6 +1450,7 @@ absl::Status Engine::Run() {
   post_ = true;
   if (!stopped_) CheckMbarriers();
   if (!stopped_) CheckEpilogue();
+  if (!stopped_) CheckNamedBarriers();
   for (int id : deferred_reads_) {
     if (stopped_) break;
     loop_stack_ = events_[id].loops;
