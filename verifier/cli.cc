@@ -36,12 +36,15 @@ absl::StatusOr<bool> VerifyVerb(const std::vector<std::string>& args, std::ostre
   std::string arch;
   bool json = false;
   int64_t timeout_ms = 5000, deadline_ms = 0;
-  FlagSet fs("argus verify", "argus verify FILE [--const NAME=V]... [--dims M=..,N=..] [--json]");
+  FlagSet fs("argus verify",
+             "argus verify FILE [--const NAME=V]... [--dims M=..,N=..] [--kernel NAME] [--json]");
   fs.List("const", &consts, "NAME=V: override a const parameter (repeatable)");
   fs.List("dims", &dims, "NAME=V,...: concrete tensor dims (others stay symbolic)");
   fs.String("arch", &arch, "target: sm_90a or gfx942");
   fs.Bool("json", &json, "print the report as JSON");
   fs.Int("timeout-ms", &timeout_ms, "Z3 time per obligation (a timeout is reported as unknown)");
+  std::string kernel;
+  fs.String("kernel", &kernel, "verify only this kernel of the file (default: every kernel)");
   fs.Int("deadline-ms", &deadline_ms,
          "wall-clock budget of the whole verification (0: none); past it the result is unknown");
   ASSIGN_OR_RETURN(std::vector<std::string> pos, fs.Parse(args));
@@ -63,6 +66,7 @@ absl::StatusOr<bool> VerifyVerb(const std::vector<std::string>& args, std::ostre
   VerifyOptions opt;
   opt.solver_timeout_ms = static_cast<unsigned>(timeout_ms);
   opt.deadline_ms = deadline_ms;
+  opt.kernel = kernel;
   RETURN_IF_ERROR(SplitKv(dims, "dims", [&](const std::string& k, const std::string& v) {
     int64_t x;
     if (!absl::SimpleAtoi(v, &x) || x < 1 || x > (int64_t{1} << 30)) {

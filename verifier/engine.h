@@ -237,6 +237,10 @@ class Engine {
   // it would only spend time on a verdict that stays unknown).
   void Unsupported(const Op& op, const std::string& what) {
     if (stopped_) return;
+    if (deadline_hit_) {  // a query cut short by the deadline, not the construct
+      Expired(op);
+      return;
+    }
     Finding f;
     f.severity = Severity::kUnknown;
     f.check = "unsupported";
@@ -254,7 +258,7 @@ class Engine {
   // obligation). Returns whether the engine must stop.
   bool Expired(const Op& op) {
     if (stopped_) return true;
-    if (opt_.deadline_ms <= 0 || NowMs() <= deadline_) return false;
+    if (!deadline_hit_ && (opt_.deadline_ms <= 0 || NowMs() <= deadline_)) return false;
     Finding f;
     f.severity = Severity::kUnknown;
     f.check = "deadline";
@@ -277,7 +281,11 @@ class Engine {
       if (left < static_cast<int64_t>(t)) t = static_cast<unsigned>(left);
     }
     solver_.set_timeout_ms(t);
-    return solver_.Prove(ob, facts_, watch);
+    auto r = solver_.Prove(ob, facts_, watch);
+    // An unknown under a timeout cut by the deadline is the deadline's.
+    if (t < opt_.solver_timeout_ms && r.ok() && r->verdict == Verdict::kUnknown)
+      deadline_hit_ = true;
+    return r;
   }
   expr IntOf(int var) {
     Val& v = vals_[var];
@@ -473,6 +481,7 @@ class Engine {
     if (Expired(op)) return;
     rep_->obligations++;
     auto r = ProveIn(!bad, watch);
+    if (deadline_hit_ && Expired(op)) return;
     if (trace_ && r.ok()) {
       std::fprintf(stderr, "[verifier] %s %d:%d %s %.3fs\n", check.c_str(), op.loc.line, op.loc.col,
                    VerdictName(r->verdict), r->seconds);
@@ -491,6 +500,7 @@ class Engine {
       // `bad` covered the refutations that need no value older than the
       // window; `rest` adds those that do: widen the window before reporting.
       auto r2 = ProveIn(!*rest, watch);
+      if (deadline_hit_ && Expired(op)) return;
       if (r2.ok() && r2->verdict == Verdict::kRefuted && opt_.window < 16) {
         needs_window = true;
         rep_->proved++;
@@ -653,12 +663,34 @@ class Engine {
   // The linearized iteration number of `loops` (outer trip counts free, inner
   // ones constant), in the variables of `sub`; nullopt when not linear.
   std::optional<expr> EpiIter(const std::vector<int>& loops, const Inst* in);
+  // Named barriers (bar.sync / bar.arrive id, n; verify_hopper.cc): ordering
+  // only — the data-flow checks ignore the order they give (every hand-off
+  // must go through barrier() or an mbarrier, so ignoring it can only add
+  // false alarms); checked: whole warp groups reach them (Step), ids clear
+  // of warpgroup_barrier()'s, and the threads that use an id are its count.
+  struct NamedBar {
+    const Op* op;
+    expr pc, id;
+    int64_t n;
+  };
+  std::vector<NamedBar> named_;
+  void DoNamedBarrier(const Op& op);
+  void CheckNamedBarriers();
   absl::Status DoWgmmaOperand(const Op& op);
   absl::Status DoWgmma(const Op& op);
   void CheckWarpgroupUniform(const Op& op, const char* what, const dsl::FragGeom* g,
                              bool uniform = true);
-  void CheckAccRead(const Op& op, int acc);
+  // An accumulator read (or, `write`, a register A operand rewritten) while
+  // the wgmma that writes (reads) it may be in flight.
+  void CheckAccRead(const Op& op, int acc, bool write = false);
+  std::set<int> reg_vars_;  // vars assigned by to_operand (register A operands)
   bool Analyze(MbOp& m);
+  struct Executors {  // of a guard (path condition): Analyze
+    std::optional<expr> resid;
+    std::vector<int64_t> threads;
+    std::string why;  // not a uniform set of iterations
+  };
+  std::map<unsigned, Executors> executors_;  // by the guard's term id (kept alive by its MbOps)
   bool WaitFamily(MbOp& m, bool numeral, const std::function<bool(const std::string&)>& fail);
   void CheckWaitFamilies();
   void FreeInstVars(const expr& e, std::set<unsigned>* out);
@@ -774,7 +806,8 @@ class Engine {
   bool needs_window = false;
 
  private:
-  bool stopped_ = false;  // deadline reached or unsupported construct: stop
+  bool stopped_ = false;       // deadline reached or unsupported construct: stop
+  bool deadline_hit_ = false;  // a solver query ran out of the deadline's time
   int64_t deadline_ = NowMs() + opt_.deadline_ms;
 
  public:

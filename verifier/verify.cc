@@ -678,6 +678,7 @@ absl::Status Engine::Step(const Op& op) {
       return absl::OkStatus();
     }
     case OpCode::kMov:
+      if (reg_vars_.count(op.result)) CheckAccRead(op, op.result, /*write=*/true);
       vals_[op.result] = opnd(0);
       if (acc_group_.count(op.operands[0])) {  // copying an accumulator reads it
         CheckAccRead(op, op.operands[0]);
@@ -1045,6 +1046,7 @@ absl::Status Engine::Step(const Op& op) {
       // checks here (they take no ordering from it), so ignoring it can only
       // add reported races, never hide one; executed by whole warp groups.
       CheckWarpgroupUniform(op, "named_barrier_sync/arrive", nullptr);
+      DoNamedBarrier(op);
       return absl::OkStatus();
     case OpCode::kWgmma:
       if (in_while_) Unsupported(op, "wgmma inside a while loop");
@@ -1186,6 +1188,8 @@ absl::Status Engine::Step(const Op& op) {
               o.code == OpCode::kMbarArriveTx)
             li.has_mbar_sync = true;
           if (o.code == OpCode::kWgmma) body_accs.insert(o.operands[0]);
+          if (o.code == OpCode::kWgmma && reg_vars_.count(o.operands[1]))
+            body_accs.insert(o.operands[1]);
           if (o.code == OpCode::kWgmma || o.code == OpCode::kWgmmaWait ||
               o.code == OpCode::kWgmmaCommit)
             body_wg = true;
@@ -1426,6 +1430,7 @@ absl::Status Engine::Run() {
   std::function<void(const Block&)> scan = [&](const Block& b) {
     for (const Op& o : b) {
       if (o.code == OpCode::kTmaLoad) has_tma_ = true;
+      if (o.code == OpCode::kToOperand && o.result >= 0) reg_vars_.insert(o.result);
       for (const Block& r : o.regions) scan(r);
     }
   };
@@ -1445,6 +1450,7 @@ absl::Status Engine::Run() {
   post_ = true;
   if (!stopped_) CheckMbarriers();
   if (!stopped_) CheckEpilogue();
+  if (!stopped_) CheckNamedBarriers();
   for (int id : deferred_reads_) {
     if (stopped_) break;
     loop_stack_ = events_[id].loops;
@@ -1504,6 +1510,7 @@ absl::StatusOr<Report> Verify(const dsl::ir::Module& module, const VerifyOptions
       absl::StrCat(std::hash<std::string>()(dsl::ir::Dump(module)), "|", options.max_dim, "|",
                    options.solver_timeout_ms, "|", options.window);
   for (const auto& [k, v] : options.dims) absl::StrAppend(&key, "|", k, "=", v);
+  absl::StrAppend(&key, "|kernel=", options.kernel);
   if (options.use_cache) {
     std::lock_guard<std::mutex> l(cache_mu);
     auto it = Cache().find(key);
@@ -1519,7 +1526,7 @@ absl::StatusOr<Report> Verify(const dsl::ir::Module& module, const VerifyOptions
   rep.file = module.source ? module.source->name() : "";
   std::vector<std::string> names;
   for (const Function& f : module.functions) {
-    if (!f.is_kernel) continue;
+    if (!f.is_kernel || (!options.kernel.empty() && f.name != options.kernel)) continue;
     names.push_back(f.name);
     try {
       // Widen the exact window while a refutation rests on older values.
@@ -1547,6 +1554,9 @@ absl::StatusOr<Report> Verify(const dsl::ir::Module& module, const VerifyOptions
       rep.findings.push_back(fd);
     }
   }
+  if (names.empty() && !options.kernel.empty())
+    return absl::InvalidArgumentError(
+        absl::StrCat("no kernel named '", options.kernel, "' in ", rep.file));
   rep.kernel = absl::StrJoin(names, ",");
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   bool complete = true;

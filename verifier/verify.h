@@ -39,6 +39,9 @@ struct VerifyOptions {
   // Wall-clock budget for the whole verification (0: none). Obligations
   // past it are reported "unknown: deadline exceeded", never "proved".
   int64_t deadline_ms = 0;
+  // Verify only the kernel of this name (a file may hold several, e.g. the
+  // serial, overlapped and ping-pong FA3 kernels); empty: every kernel.
+  std::string kernel;
 };
 
 absl::StatusOr<Report> Verify(const dsl::ir::Module& module, const VerifyOptions& options);

@@ -426,6 +426,7 @@ absl::Status Engine::DoFragMath(const Op& op) {
   const dsl::ir::Type& rt = f_.vars[op.result].type;
   if (rt.is_frag()) out.geom = rt.frag.Geom();
   FragTags ft;
+  if (reg_vars_.count(op.result)) CheckAccRead(op, op.result, /*write=*/true);
   // Fragment math reads its data operands: a wgmma accumulator only after
   // the wgmma_wait that covers its last wgmma (col_index / row_fill read
   // only the geometry; to_operand's second operand names the target).
@@ -631,10 +632,12 @@ void Engine::CarryEnd(int loop, const std::map<int, FragTags>& saved) {
   auto settle = [&](int v, TagSet* t, const TagSet* before) {
     bool mine = false;
     for (const auto& [l, x] : t->carried) mine |= l == loop;
-    if (!mine && assigned.count(v)) {
+    // (Only for a value that existed before the loop: CarryBegin marked it, so
+    // a conditional reassignment keeps the mark through the branch merge.)
+    if (!mine && before && assigned.count(v)) {
       // A value the body rebuilds from scratch: after the loop it is the
       // last iteration's (or the value before the loop when none ran).
-      *t = IterationValue(loop, before ? *before : TagSet{}, *t, /*last=*/true);
+      *t = IterationValue(loop, *before, *t, /*last=*/true);
       return;
     }
     bool other = false;

@@ -132,22 +132,30 @@ bool Engine::Analyze(MbOp& m) {
   }
   m.n_own = n.simplify();
   m.total = total.simplify();
-  // The threads that execute it, and the iterations they execute it in.
-  std::optional<expr> resid;
-  for (int64_t t = 0; t < f_.threads; ++t) {
-    z3::expr_vector from(c_), to(c_);
-    from.push_back(tid_base_);
-    to.push_back(I(t));
-    expr r = fixed_dims_(const_cast<expr&>(*m.pc).substitute(from, to)).simplify();
-    if (r.is_false()) continue;
-    if (!resid) {
-      resid = r;
-    } else if (!z3::eq(*resid, r)) {
-      return fail("threads execute it in different iterations (a thread-dependent guard)");
+  // The threads that execute it, and the iterations they execute it in
+  // (one enumeration per guard: the ops of one branch share it).
+  auto cached = executors_.find(m.pc->id());
+  if (cached == executors_.end()) {
+    Executors ex;
+    for (int64_t t = 0; t < f_.threads && ex.why.empty(); ++t) {
+      z3::expr_vector from(c_), to(c_);
+      from.push_back(tid_base_);
+      to.push_back(I(t));
+      expr r = fixed_dims_(const_cast<expr&>(*m.pc).substitute(from, to)).simplify();
+      if (r.is_false()) continue;
+      if (!ex.resid) {
+        ex.resid = r;
+      } else if (!z3::eq(*ex.resid, r)) {
+        ex.why = "threads execute it in different iterations (a thread-dependent guard)";
+      }
+      ex.threads.push_back(t);
     }
-    m.executors.push_back(t);
+    if (ex.threads.empty()) ex.why = "no thread executes it";
+    cached = executors_.emplace(m.pc->id(), ex).first;
   }
-  if (m.executors.empty()) return fail("no thread executes it");
+  if (!cached->second.why.empty()) return fail(cached->second.why);
+  std::optional<expr> resid = cached->second.resid;
+  m.executors = cached->second.threads;
   // v: the first iteration that executes it.
   Subst reps0(c_);
   for (int l : m.reps) {
@@ -430,6 +438,9 @@ absl::Status Engine::DoMbarOp(const Op& op) {
                     bv.bar, op.operands[1]);
   if (m.kind == MbOp::kWait) m.parity = IntOf(op.operands[2]);
   if (m.kind == MbOp::kArriveTx) m.bytes = IntOf(op.operands[2]);
+  // Analyzed where it is met: a phase the model cannot follow stops the
+  // verification here rather than after the walk.
+  if (!Analyze(m)) Unsupported(op, m.why);
   return absl::OkStatus();
 }
 
@@ -495,6 +506,7 @@ absl::Status Engine::DoTma(const Op& op) {
   MbOp& m = NewMbOp(op, MbOp::kTma, bv.bar, op.operands[3]);
   m.bytes = I(op.ints[1] * op.ints[2] * dsl::DTypeBytes(f_.tensors[sv.base].dtype));
   m.event = eid;
+  if (!Analyze(m)) Unsupported(op, m.why);
   return absl::OkStatus();
 }
 
@@ -553,6 +565,95 @@ absl::Status Engine::DoWgmmaOperand(const Op& op) {
   return absl::OkStatus();
 }
 
+void Engine::DoNamedBarrier(const Op& op) {
+  const expr id = IntOf(op.operands[0]);
+  named_.push_back(NamedBar{&op, *pc_, id, op.ints.empty() ? 0 : op.ints[0]});
+  // warpgroup_barrier() takes ids 1 .. threads / 128.
+  bool wg_bar = false;
+  std::function<void(const Block&)> scan = [&](const Block& b) {
+    for (const Op& o : b) {
+      wg_bar |= o.code == OpCode::kWarpgroupBarrier;
+      for (const Block& r : o.regions) scan(r);
+    }
+  };
+  scan(f_.body);
+  const int64_t lo = wg_bar ? f_.threads / 128 + 1 : 1;
+  auto iw = BaseWatch();
+  iw.emplace_back("@id", id);
+  Obligation("oob", op, *pc_ && (id < I(lo) || id > I(15)), iw,
+             [&](const ProofResult& r, Finding* f) {
+               f->message = absl::StrCat("named barrier id ", M(r, "@id"), " outside ", lo, "..15",
+                                         wg_bar ? " (warpgroup_barrier() uses 1.." : "",
+                                         wg_bar ? absl::StrCat(lo - 1, ")") : "");
+               f->cex.expected = absl::StrCat("an id in ", lo, "..15");
+               f->cex.actual = absl::StrCat("id ", M(r, "@id"));
+             });
+}
+
+// Each id is a barrier of `n` threads: the threads that sync or arrive on it
+// (enumerated: per thread, its guard and id) must be exactly n, all with the
+// same count — fewer never complete a generation (deadlock), more complete it
+// early. (The generations' order — which sync meets which arrive — is not
+// followed: a hang is not a data-flow error, and the interpreter reports it.)
+void Engine::CheckNamedBarriers() {
+  if (named_.empty()) return;
+  struct Use {
+    std::set<int64_t> threads, counts;
+    const NamedBar* first = nullptr;
+  };
+  std::map<int64_t, Use> ids;
+  for (const NamedBar& nb : named_) {
+    for (int64_t t = 0; t < f_.threads; ++t) {
+      z3::expr_vector from(c_), to(c_);
+      from.push_back(tid_base_);
+      to.push_back(I(t));
+      expr g = fixed_dims_(const_cast<expr&>(nb.pc).substitute(from, to)).simplify();
+      if (g.is_false()) continue;
+      expr idt = fixed_dims_(const_cast<expr&>(nb.id).substitute(from, to)).simplify();
+      int64_t iv;
+      if (!idt.is_numeral_i64(iv))
+        return Unsupported(*nb.op, "a named barrier id that is not a constant per thread");
+      Use& u = ids[iv];
+      u.threads.insert(t);
+      u.counts.insert(nb.n);
+      if (!u.first) u.first = &nb;
+    }
+  }
+  for (const auto& [id, u] : ids) {
+    rep_->obligations++;
+    const int64_t n = *u.counts.begin();
+    std::string why;
+    if (u.counts.size() > 1) {
+      why = absl::StrCat("named barrier ", id, " is used with different thread counts (",
+                         absl::StrJoin(u.counts, ", "), ")");
+    } else if (static_cast<int64_t>(u.threads.size()) != n) {
+      why = absl::StrCat("named barrier ", id, " counts ", n, " threads per generation, but ",
+                         u.threads.size(), " threads sync or arrive on it",
+                         static_cast<int64_t>(u.threads.size()) < n
+                             ? " (a generation never completes: deadlock)"
+                             : " (a generation completes before all of them arrived)");
+    }
+    if (why.empty()) {
+      rep_->proved++;
+      continue;
+    }
+    Finding f;
+    f.check = "named_barrier_count";
+    f.message = why;
+    f.loc = u.first->op->loc;
+    f.source_line = Src(u.first->op->loc);
+    f.has_cex = true;
+    f.cex.block.assign(blk_.size(), 0);
+    f.cex.thread = *u.threads.begin();
+    f.cex.warp = f.cex.thread / f_.warp_size;
+    f.cex.lane = f.cex.thread % f_.warp_size;
+    f.cex.expected = absl::StrCat(n, " threads on barrier ", id);
+    f.cex.actual = absl::StrCat(u.threads.size(), " threads (", *u.threads.begin(), "..",
+                                *u.threads.rbegin(), ")");
+    rep_->findings.push_back(f);
+  }
+}
+
 void Engine::CheckWarpgroupUniform(const Op& op, const char* what, const dsl::FragGeom* g,
                                    bool uniform) {
   std::map<unsigned, expr> pins;
@@ -593,6 +694,7 @@ absl::Status Engine::DoWgmma(const Op& op) {
     if (x.k == Val::kFrag && x.read_event >= 0) events_[x.read_event].wg_group = *wg_commit_;
   }
   acc_group_.insert_or_assign(op.operands[0], *wg_commit_);
+  if (reg_vars_.count(op.operands[1])) acc_group_.insert_or_assign(op.operands[1], *wg_commit_);
   // Tags flow as through mma (fragment math): the operands' values are those
   // of their reads (the reads' windows and waits are checked on their
   // events), a register A operand's K coordinate is its source's column tag.
@@ -600,20 +702,30 @@ absl::Status Engine::DoWgmma(const Op& op) {
   return absl::OkStatus();
 }
 
-void Engine::CheckAccRead(const Op& op, int acc) {
+void Engine::CheckAccRead(const Op& op, int acc, bool write) {
   auto it = acc_group_.find(acc);
   if (it == acc_group_.end()) return;
+  // A register A operand (to_operand) is read by its wgmmas until they
+  // complete: reading it is fine, rewriting it is not.
+  const bool reg = reg_vars_.count(acc) > 0;
+  if (reg != write) return;
   expr bad = *pc_ && it->second >= *wg_covered_;
   auto watch = BaseWatch();
   watch.emplace_back("@g", it->second);
   watch.emplace_back("@cov", *wg_covered_);
-  Obligation("wgmma_read_before_wait", op, bad, watch, [&](const ProofResult& r, Finding* f) {
-    f->message = absl::StrCat(
-        "accumulator '", f_.vars[acc].name,
-        "' read while a wgmma on it may still be in flight (no wgmma_wait covers its last wgmma)");
-    f->cex.expected = absl::StrCat("wgmma group ", M(r, "@g"), " complete");
-    f->cex.actual = absl::StrCat("only groups < ", M(r, "@cov"), " known complete");
-  });
+  Obligation(
+      reg ? "wgmma_operand_overwrite" : "wgmma_read_before_wait", op, bad, watch,
+      [&](const ProofResult& r, Finding* f) {
+        f->message =
+            reg ? absl::StrCat("register operand '", f_.vars[acc].name,
+                               "' rewritten while a wgmma that reads it may still be in flight (no "
+                               "wgmma_wait covers that wgmma)")
+                : absl::StrCat("accumulator '", f_.vars[acc].name,
+                               "' read while a wgmma on it may still be in flight (no wgmma_wait "
+                               "covers its last wgmma)");
+        f->cex.expected = absl::StrCat("wgmma group ", M(r, "@g"), " complete");
+        f->cex.actual = absl::StrCat("only groups < ", M(r, "@cov"), " known complete");
+      });
 }
 
 std::vector<Cand> Engine::TmaCandidates(const Event& rd, const std::vector<expr>& L) {

@@ -196,11 +196,11 @@ BUGS = [
     # passes over the 2-stage rings). The first two and the last are in the overlapped kernel
     # (peeled first and last iterations, P(t-1) carried into iteration t as a register operand).
     ("fa3_parity_shifted", FA3,
-     [("mbarrier_wait(kfull[s], (t // STAGES) % 2)", "mbarrier_wait(kfull[s], (t // STAGES + 1) % 2)")],
-     "mbarrier_parity", "mbarrier_wait(kfull[s]", ["expected parity", "filled in iteration t=", "returns once phase"],
+     [(FA3_DEF + "@@mbarrier_wait(kfull[s], (t // STAGES) % 2)", "mbarrier_wait(kfull[s], (t // STAGES + 1) % 2)")],
+     "mbarrier_parity", FA3_DEF + "@@mbarrier_wait(kfull[s]", ["expected parity", "filled in iteration t=", "returns once phase"],
      FA3_DIMS, "the loop's wait on kfull uses the parity of the next round (the peeled first wait fixes the convention)"),
     ("fa3_s_read_before_wait", FA3,
-     [("            wgmma_wait(1)                  # S(t) has landed; P(t-1) V(t-1) may still run\n", "")],
+     [(FA3_DEF + "@@            wgmma_wait(1)                  # S(t) has landed; P(t-1) V(t-1) may still run\n", "")],
      "wgmma_read_before_wait", FA3_DEF + "@@m_new = max(m_i, row_max(sc))", ["expected wgmma group", "known complete"],
      FA3_DIMS, "the softmax reads S(t) with no wgmma_wait covering its wgmma (the wait(1) after the two commits is gone)"),
     ("fa3_k_not_transposed", FA3,
@@ -209,10 +209,26 @@ BUGS = [
       ("            assert_tag(b0, lambda i, j: K(hk * S + t * BN + j, i))\n", "")],
      "mma_k_mismatch", "wgmma(sc, a0, b0)", ["A column k=", "B row k=", "(K dim 0 of K("],
      FA3_DIMS, "S = Q K^T's B operand taken from the K tile without .T (row-major where wgmma needs K-major; BN = 64 so the shapes agree): B's rows are key positions, not head-dim columns"),
+    ("fa3_p_rewritten_in_flight", FA3,
+     [(FA3_DEF + "@@            m_i = m_new\n            wgmma_wait(0)\n", "            m_i = m_new\n            pa = to_operand(p, o)\n            wgmma_wait(0)\n"),
+      (FA3_DEF + "@@            o = o * corr\n            pa = to_operand(p, o)\n", "            o = o * corr\n")],
+     "wgmma_operand_overwrite", FA3_DEF + "@@for t in range(1, nkv)@@pa = to_operand(p, o)",
+     ["expected wgmma group", "known complete", "iteration t="],
+     FA3_DIMS, "P(t) is written into the register operand before the wgmma_wait(0) that covers P(t-1) V(t-1), which still reads it"),
+    # The ping-pong FA3 kernel: named barriers order the two consumer warp groups' wgmmas.
+    ("fa3_pingpong_sync_count", FA3,
+     [("        named_barrier_sync(mine, 256)\n", "        named_barrier_sync(mine, 128)\n")],
+     "named_barrier_count", "named_barrier_sync(mine, 128)", ["different thread counts (128, 256)", "threads on barrier 5"],
+     FA3_DIMS, "a consumer group's first sync counts only its own 128 threads: its barrier (3 + warp group: 4, 5) is used with counts 128 and 256 (the other group's arrivals complete a generation early)"),
+    ("fa3_pingpong_arrive_half_warp", FA3,
+     [("        named_barrier_arrive(other, 256)\n        wgmma_wait(0)\n",
+       "        if thread_id() % 32 < 16:\n            named_barrier_arrive(other, 256)\n        wgmma_wait(0)\n")],
+     "warpgroup_divergence", "if thread_id() % 32 < 16:@@named_barrier_arrive(other, 256)", ["does not reach it"],
+     FA3_DIMS, "half of each warp arrives on the other group's barrier (named barriers are reached by whole warp groups)"),
     ("fa3_pv_wrong_tile", FA3,
-     [("tma_load(V.tile((BN, 64), (hk * (S // BN) + t, c)), sV[s, c], vfull[s])",
+     [(FA3_DEF + "@@tma_load(V.tile((BN, 64), (hk * (S // BN) + t, c)), sV[s, c], vfull[s])",
        "tma_load(V.tile((BN, 64), (hk * (S // BN) + nkv - 1 - t, c)), sV[s, c], vfull[s])"),
-      ("            assert_tag(vb, lambda i, j: V(hk * S + (t - 1) * BN + i, j))\n", "")],
+      (FA3_DEF + "@@            assert_tag(vb, lambda i, j: V(hk * S + (t - 1) * BN + i, j))\n", "")],
      "mma_k_mismatch", FA3_DEF + "@@wgmma(o, pa, vb)", ["A column k=", "B row k=", "to_operand", "written at", "in iteration t="],
      FA3_DIMS, "the producer streams the V tiles in reverse: P(t-1), carried into iteration t as the register A operand, meets another tile's V rows"),
 ]
@@ -228,8 +244,13 @@ def main():
         text = open(os.path.join(ROOT, "examples", base + ".py")).read()
         text = "\n".join(l for l in text.split("\n") if not l.startswith("# "))
         for old, new in edits:
-            assert old in text, (name, old)
-            text = text.replace(old, new, 1)
+            # "anchor@@old": the first `old` after the first `anchor` (one kernel of several).
+            at = 0
+            if "@@" in old:
+                anchor, old = old.split("@@")
+                at = text.index(anchor)
+            assert old in text[at:], (name, old)
+            text = text[:at] + text[at:].replace(old, new, 1)
         header = [f"# verifier-bug: {desc}", f"# seeded into {os.path.normpath(os.path.join('examples', base))}.py", None]
         for c in cex:
             header.append(f"# cex: {c}")
@@ -238,9 +259,10 @@ def main():
         body_lines = text.split("\n")
         nhead = len(header)
         start = 0
-        if "@@" in marker:
-            first, marker = marker.split("@@")
-            start = next(i for i, l in enumerate(body_lines) if first in l)
+        # "a@@b@@marker": the first line with `marker` after the first with `a`, then with `b`.
+        *anchors, marker = marker.split("@@")
+        for anchor in anchors:
+            start = next(i for i, l in enumerate(body_lines) if i >= start and anchor in l)
         line = next(i for i, l in enumerate(body_lines) if i >= start and marker in l) + 1 + nhead
         header[2] = f"# expect: {check} line {line}"
         with open(os.path.join(out, name + ".py"), "w") as f:
