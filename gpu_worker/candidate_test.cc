@@ -158,7 +158,7 @@ TEST_CASE("PrepareGpuRun writes the artifact and a spec the runner parses", "[ca
   runner::RunSpec rs;
   std::string err;
   CHECK(runner::ParseRunSpec(*ws, &rs, &err));
-  CHECK(rs.args[7].kind == runner::ArgSpec::Kind::kTensorMap);
+  CHECK(rs.launches[0].args[7].kind == runner::ArgSpec::Kind::kTensorMap);
   CHECK((*ws)["kernel"]["block"] == json({384, 1, 1}));
 }
 
