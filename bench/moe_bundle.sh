@@ -7,8 +7,8 @@
 # With OLD_RUNNER=PATH (a runner from before the stream fix), run.sh also runs the e64 case with
 # that runner and a NaN-only check: the 4800-NaN reproduction (docs/notes/moe.md), and
 # race.sh (bench/moe_race.sh) runs old and fixed runner under the load of two other runners.
-# Cases *-wgmma: the five-launch tensor-core pipeline of kb/templates/moe_wgmma.py, prepared by
-# bench/moe_pipeline.py into one multi-launch spec each (the table adds its launches' registers).
+# Cases *-wgmma: the five-launch tensor-core pipeline of kb/templates/moe_wgmma.py, one
+# multi-launch spec each (the table adds each launch's median and registers).
 # usage: bench/moe_bundle.sh BUILD_DIR OUT_DIR [CASE,CASE...]
 set -euo pipefail
 build=$1
@@ -18,16 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=bench/bundle_cases.sh
 . "$here/bundle_cases.sh"
 bundle_start "$build" "$out" argus-moe-baseline.py argus_helper_timing.py
-# Cases named *-wgmma are the five-launch tensor-core pipeline (bench/moe_pipeline.py, one
-# multi-launch spec each); the others single-kernel payloads (bench/moe_payloads.py).
-simt=$(tr ',' '\n' <<< "$only" | grep -v -- '-wgmma$' | paste -sd, || true)
-pipe=$(tr ',' '\n' <<< "$only" | grep -- '-wgmma$' | paste -sd, || true)
-if [ -z "$only" ] || [ -n "$simt" ]; then
-  bundle_prepare "$build" "$out" "$here/moe_payloads.py" "$simt"
-fi
-if [ -z "$only" ] || [ -n "$pipe" ]; then
-  python3 "$here/moe_pipeline.py" "$build" "$out" $pipe
-fi
+bundle_prepare "$build" "$out" "$here/moe_payloads.py" "$only"
 rm -rf "$out/payloads"
 find "$out" -name '*.ptx' -delete
 if [ -n "${OLD_RUNNER:-}" ] && [ -d "$out/e64-mlp" ]; then
@@ -82,7 +73,8 @@ for line in open(sys.argv[1]):
           f"{r.get('message', '')[:80]} {b.get('message', '')[:120]}")
     if r.get("launches"):
         print(" " * 14 + "launches (regs): " + ", ".join(
-            f"{l['kernel']} ({(l.get('function') or {}).get('registers', -1)})" for l in r["launches"]))
+            f"{l['kernel']} {l.get('median_ms', 0):.4f} ms ({(l.get('function') or {}).get('registers', -1)})"
+            for l in r["launches"]))
 PY
 SH
 chmod +x "$out/run.sh"

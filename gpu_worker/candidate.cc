@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -155,19 +156,20 @@ json FullCheck(const CandidatePayload& r, const std::vector<runner::TensorSpec>&
   return c;
 }
 
-json SpecJson(const CandidatePayload& p, const KernelSpec& r, const dsl::ir::Function& k,
-              const std::vector<runner::TensorSpec>& ts, uint64_t seed) {
-  json spec;
-  json tensors = json::array(), args = json::array();
-  for (const runner::TensorSpec& t : ts) {
-    tensors.push_back({{"name", t.name},
-                       {"dtype", runner::DTypeName(t.dtype)},
-                       {"shape", t.shape},
-                       {"init", t.init},
-                       {"low", t.low},
-                       {"high", t.high}});
-    args.push_back({{"tensor", t.name}});
-  }
+json TensorJson(const runner::TensorSpec& t) {
+  json j = {{"name", t.name},   {"dtype", runner::DTypeName(t.dtype)},
+            {"shape", t.shape}, {"init", t.init},
+            {"low", t.low},     {"high", t.high}};
+  if (t.scratch) j["scratch"] = true;
+  return j;
+}
+
+// A kernel's runner arguments: its tensors, dims and scalars in parameter
+// order, then the TMA tensor maps codegen asked for.
+json KernelArgs(const KernelSpec& r, const dsl::ir::Function& k,
+                const codegen::KernelMetadata& meta) {
+  json args = json::array();
+  for (const dsl::ir::TensorParam& t : k.tensors) args.push_back({{"tensor", t.name}});
   for (const std::string& d : k.dims) args.push_back({{"i32", r.dims.at(d)}});
   for (const dsl::ir::ScalarParam& s : k.scalars) {
     double v = r.scalars.count(s.name) ? r.scalars.at(s.name) : 0.0;
@@ -176,8 +178,28 @@ json SpecJson(const CandidatePayload& p, const KernelSpec& r, const dsl::ir::Fun
     else
       args.push_back({{s.dtype == dsl::DType::kI64 ? "i64" : "i32", static_cast<int64_t>(v)}});
   }
+  for (const codegen::KernelParam& p : meta.params) {  // after tensors, dims, scalars
+    if (p.kind == "tensormap")
+      args.push_back(
+          {{"tensormap", {{"tensor", p.tensor}, {"box", p.box}, {"swizzle", p.swizzle}}}});
+  }
+  return args;
+}
+
+json LaunchKernelJson(const codegen::KernelMetadata& meta, const std::string& prefix) {
+  return {{"artifact", prefix + meta.artifact},
+          {"format", meta.format},
+          {"symbol", meta.symbol},
+          {"grid", meta.grid},
+          {"block", meta.block},
+          {"shared_bytes", meta.dynamic_shared_bytes}};
+}
+
+json SpecJson(const CandidatePayload& p, const std::vector<runner::TensorSpec>& ts, uint64_t seed) {
+  json spec;
+  json tensors = json::array();
+  for (const runner::TensorSpec& t : ts) tensors.push_back(TensorJson(t));
   spec["tensors"] = tensors;
-  spec["args"] = args;
   spec["check"] = FullCheck(p, ts);
   // The runner times a vendor baseline itself; a baseline kernel is a second run.
   spec["baseline"] = IsVendorBaseline(p.baseline.name) ? p.baseline.name : "none";
@@ -386,6 +408,10 @@ json CheckInterp(const CandidatePayload& r, const CandidateOptions& o,
 }
 
 json RunInterp(const CandidatePayload& r, const CandidateOptions& o, uint64_t seed) {
+  if (!r.candidate.pipeline.empty())
+    return Outcome("unsupported",
+                   "a pipeline of kernels runs on the GPU backend only (the interpreter runs one "
+                   "kernel; kb/moe_wgmma_test chains the MoE pipeline's launches by hand)");
   bool problem_check = r.check.value("op", "none") == "problem";
   if (problem_check && (!o.reference.prepare || !o.reference.check))
     return Outcome("unsupported",
@@ -483,6 +509,16 @@ json RunOnGpu(const CandidatePayload& r, const KernelSpec& k, const CandidateOpt
     res = Outcome("crash", absl::StrCat("runner exited ", pr->exit_code,
                                         " without a result; stderr: ", Tail(pr->stderr_text)));
   }
+  if (spec->contains("launches")) {  // a pipeline: each launch's metadata
+    res["metadata"] = json::array();
+    for (size_t i = 0; i < (*spec)["launches"].size(); ++i) {
+      const std::string sym = (*spec)["launches"][i]["kernel"]["symbol"];
+      res["metadata"].push_back(
+          json::parse(ReadFile((fs::path(dir) / absl::StrCat("k", i) / (sym + ".json")).string()),
+                      nullptr, false));
+    }
+    return res;
+  }
   res["metadata"] = json::parse(
       ReadFile((fs::path(dir) / (spec->at("kernel").at("symbol").get<std::string>() + ".json"))
                    .string()),
@@ -572,10 +608,71 @@ absl::StatusOr<CandidateRequest> ParseCandidate(const std::string& payload) {
   return ParseCandidatePayload(payload);
 }
 
+namespace {
+
+// A pipeline: each kernel compiled into dir/k<i>/, one runner spec whose
+// launches share one set of tensors (first declaration wins; `shapes`
+// re-shapes one to the problem's view of it). Tensors the check names are the
+// problem's; the others are scratch between the launches.
+absl::StatusOr<json> PreparePipeline(const CandidateRequest& r, const dsl::ir::Module& m,
+                                     const std::string& dir) {
+  std::set<std::string> named;
+  for (const char* key : {"a", "b", "c", "d", "u", "ids", "weights"})
+    if (r.check.contains(key)) named.insert(r.check[key].get<std::string>());
+  const std::string out = r.check.value("c", "");
+  std::vector<runner::TensorSpec> ts;
+  json launches = json::array();
+  for (size_t i = 0; i < r.candidate.pipeline.size(); ++i) {
+    const std::string& name = r.candidate.pipeline[i];
+    const dsl::ir::Function* k = Kernel(m, name);
+    if (!k || name.empty())
+      return absl::InvalidArgumentError(absl::StrCat("pipeline: no kernel named '", name, "'"));
+    codegen::DslCompileOptions o;
+    o.target = r.target;
+    o.kernel = name;
+    o.consts = r.candidate.constants;
+    o.dims = r.candidate.dims;
+    ASSIGN_OR_RETURN(codegen::DslArtifacts a,
+                     codegen::CompileDslSource("candidate.py", r.candidate.source, o));
+    const std::string sub = absl::StrCat("k", i);
+    RETURN_IF_ERROR(codegen::WriteArtifacts(a, (fs::path(dir) / sub).string()));
+    ASSIGN_OR_RETURN(std::vector<runner::TensorSpec> own, Tensors(*k, r.candidate, out));
+    for (runner::TensorSpec& t : own) {
+      bool seen = false;
+      for (const runner::TensorSpec& u : ts) seen = seen || u.name == t.name;
+      if (seen) continue;
+      if (auto it = r.candidate.shapes.find(t.name); it != r.candidate.shapes.end()) {
+        runner::TensorSpec re = t;
+        re.shape = it->second;
+        if (re.elements() != t.elements())
+          return absl::InvalidArgumentError(absl::StrCat("pipeline: shapes gives ", t.name, " ",
+                                                         re.elements(), " elements, kernel ", name,
+                                                         " declares ", t.elements()));
+        t = re;
+      }
+      if (!named.count(t.name)) {
+        t.init = "poison";
+        t.scratch = true;
+      }
+      ts.push_back(t);
+    }
+    launches.push_back({{"kernel", LaunchKernelJson(a.metadata, sub + "/")},
+                        {"args", KernelArgs(r.candidate, *k, a.metadata)}});
+  }
+  AdaptInputs(r.check, &ts);
+  json spec = SpecJson(r, ts, FreshSeed(r.seed));
+  spec["launches"] = launches;
+  std::ofstream(fs::path(dir) / "spec.json") << spec.dump(2);
+  return spec;
+}
+
+}  // namespace
+
 absl::StatusOr<json> PrepareGpuRun(const CandidateRequest& r, const std::string& dir) {
   if (r.target == "interp")
     return absl::InvalidArgumentError("target interp has no GPU artifact (sm_90a or gfx942)");
   ASSIGN_OR_RETURN(dsl::ir::Module m, Front(r.candidate, r.target));
+  if (!r.candidate.pipeline.empty()) return PreparePipeline(r, m, dir);
   const dsl::ir::Function* k = Kernel(m, r.candidate.kernel);
   if (!k)
     return absl::InvalidArgumentError(absl::StrCat("no kernel named '", r.candidate.kernel, "'"));
@@ -590,16 +687,9 @@ absl::StatusOr<json> PrepareGpuRun(const CandidateRequest& r, const std::string&
   ASSIGN_OR_RETURN(std::vector<runner::TensorSpec> ts,
                    Tensors(*k, r.candidate, r.check.value("c", "")));
   AdaptInputs(r.check, &ts);
-  json spec = SpecJson(r, r.candidate, *k, ts, FreshSeed(r.seed));
-  for (const codegen::KernelParam& p : a.metadata.params) {  // after tensors, dims, scalars
-    if (p.kind == "tensormap")
-      spec["args"].push_back(
-          {{"tensormap", {{"tensor", p.tensor}, {"box", p.box}, {"swizzle", p.swizzle}}}});
-  }
-  spec["kernel"] = {
-      {"artifact", a.metadata.artifact}, {"format", a.metadata.format},
-      {"symbol", a.metadata.symbol},     {"grid", a.metadata.grid},
-      {"block", a.metadata.block},       {"shared_bytes", a.metadata.dynamic_shared_bytes}};
+  json spec = SpecJson(r, ts, FreshSeed(r.seed));
+  spec["args"] = KernelArgs(r.candidate, *k, a.metadata);
+  spec["kernel"] = LaunchKernelJson(a.metadata, "");
   std::ofstream(fs::path(dir) / "spec.json") << spec.dump(2);
   return spec;
 }

@@ -140,6 +140,7 @@ TEST_CASE("argus-runner runs a spec's launches in order (stream rules)", "[runne
   CHECK(ok["check"]["passed"] == true);
   CHECK(ok["launches"].size() == 2);
   CHECK(ok["launches"][1]["kernel"] == "copy");
+  CHECK(ok["launches"][1]["median_ms"].get<double>() >= 0);
   CHECK(ok["check_after_timing"]["passed"] == true);
   nlohmann::json bad = run(true);
   CHECK(bad["outcome"] == "wrong");

@@ -292,6 +292,44 @@ struct Runner {
     return ComputeStats(ms);
   }
 
+  // Median time of each launch of the pipeline over `reps` runs of all of them.
+  std::vector<double> PerLaunchMs(const std::vector<void*>& functions,
+                                  std::vector<std::vector<void*>>& args, uint64_t flush_ptr,
+                                  size_t flush_bytes, int reps) {
+    const size_t n = spec.launches.size();
+    std::vector<std::vector<void*>> ev(reps, std::vector<void*>(n + 1));
+    for (auto& r : ev) {
+      for (void*& e : r) {
+        if (GpuStatus s = gpu->EventCreate(&e); !s.ok()) Fail(s);
+      }
+    }
+    for (int i = 0; i < reps; ++i) {
+      if (flush_ptr != 0) gpu->FillAsync(flush_ptr, flush_bytes, static_cast<uint8_t>(i));
+      for (size_t l = 0; l < n; ++l) {
+        const LaunchSpec& ls = spec.launches[l];
+        gpu->EventRecord(ev[i][l]);
+        if (GpuStatus s =
+                gpu->Launch(functions[l], ls.grid, ls.block, ls.shared_bytes, args[l].data());
+            !s.ok()) {
+          Fail(s, "launch of " + ls.symbol + " refused");
+        }
+      }
+      gpu->EventRecord(ev[i][n]);
+    }
+    SyncOrDie("per-launch timing");
+    std::vector<double> out;
+    for (size_t l = 0; l < n; ++l) {
+      std::vector<double> ms;
+      for (int i = 0; i < reps; ++i) {
+        float t = 0;
+        if (GpuStatus s = gpu->EventElapsedMs(ev[i][l], ev[i][l + 1], &t); !s.ok()) Fail(s);
+        ms.push_back(t);
+      }
+      out.push_back(ComputeStats(ms).median_ms);
+    }
+    return out;
+  }
+
   json Throughput(const TimingStats& t) {
     json j = json::object();
     if (t.median_ms <= 0) return j;
@@ -738,6 +776,12 @@ struct Runner {
     result["flops"] = spec.flops;
     result["bytes"] = spec.bytes;
     result.update(Throughput(ours));
+    if (spec.launches.size() > 1) {
+      // Where a pipeline's time goes: each launch's median over as many
+      // repetitions (L2 flushed before each), events between the launches.
+      std::vector<double> per = PerLaunchMs(functions, args, flush, flush_bytes, ours.reps);
+      for (size_t l = 0; l < per.size(); ++l) result["launches"][l]["median_ms"] = per[l];
+    }
     // The checked result must survive the timed runs too (a racy kernel).
     CheckResult after = CheckAll("kernel (after timing)");
     result["check_after_timing"] = after.ToJson();
