@@ -7,7 +7,7 @@
 # With OLD_RUNNER=PATH (a runner from before the stream fix), run.sh also runs the e64 case with
 # that runner and a NaN-only check: the 4800-NaN reproduction (docs/notes/moe.md), and
 # race.sh (bench/moe_race.sh) runs old and fixed runner under the load of two other runners.
-# Cases *-wgmma: the five-launch tensor-core pipeline of kb/templates/moe_wgmma.py, one
+# Cases *-wgmma: the six-launch tensor-core pipeline of kb/templates/moe_wgmma.py, one
 # multi-launch spec each (the table adds each launch's median and registers).
 # usage: bench/moe_bundle.sh BUILD_DIR OUT_DIR [CASE,CASE...]
 set -euo pipefail

@@ -3,8 +3,8 @@
 over experts (the runner's torch_moe_loop baseline) at issue 7's shapes.
 
 Kernels: the KB template kb/templates/moe_mlp.py (one block per token, SIMT) and, cases
-*-wgmma, the five-launch tensor-core pipeline kb/templates/moe_wgmma.py (route, gather, wgmma
-gate/up + SiLU, wgmma down, reduce): a payload with "pipeline", which the worker's
+*-wgmma, the six-launch tensor-core pipeline kb/templates/moe_wgmma.py (count, place, gather,
+wgmma gate/up + SiLU, wgmma down, reduce): a payload with "pipeline", which the worker's
 PrepareGpuRun turns into one multi-launch runner spec over one set of tensors.
 usage: bench/moe_payloads.py OUT_DIR [CASE,CASE...]
 """
@@ -28,13 +28,13 @@ def cases():
         "small-mlp": ("moe_mlp", {"NT": "64", "FT": "16"}, small, {"warmup": 3, "reps": 10}, 20),
         "e64-mlp": ("moe_mlp", {"NT": "128", "FT": "64"}, e64, slow, 60),
         "e8-mlp": ("moe_mlp", {"NT": "128", "FT": "64"}, e8, slow, 60),
-        "small-wgmma": ("moe_wgmma", {}, dict(small, D=256), {"warmup": 3, "reps": 10}, 30),
+        "small-wgmma": ("moe_wgmma", {"GW": "256"}, dict(small, D=256), {"warmup": 3, "reps": 10}, 30),
         "e64-wgmma": ("moe_wgmma", {}, e64, timed, 120),
         "e8-wgmma": ("moe_wgmma", {}, e8, timed, 120),
     }
 
 
-PIPELINE = ["moe_route", "moe_gather", "moe_gateup", "moe_down", "moe_reduce"]
+PIPELINE = ["moe_count", "moe_place", "moe_gather", "moe_gateup", "moe_down", "moe_reduce"]
 BM = 128  # the row tile of the route and of both grouped GEMMs
 
 

@@ -1,4 +1,4 @@
-// The five-launch tensor-core MoE (kb/templates/moe_wgmma.py): every kernel
+// The six-launch tensor-core MoE (kb/templates/moe_wgmma.py): every kernel
 // verifies at both of issue 7's shapes, and the chain, run launch after launch
 // in the reference interpreter on one set of tensors, computes the SwiGLU
 // experts' output (f64 reference) at a small shape, its routing tables
@@ -58,11 +58,13 @@ TEST_CASE("moe_wgmma: every launch verifies at issue 7's shapes", "[kb][moe]") {
 
 double Silu(double x) { return x / (1.0 + std::exp(-x)); }
 
-TEST_CASE("moe_wgmma: the five launches compute the SwiGLU experts in the interpreter",
+TEST_CASE("moe_wgmma: the six launches compute the SwiGLU experts in the interpreter",
           "[kb][moe]") {
-  auto mod = dsl::Compile(std::make_shared<dsl::SourceFile>("moe_wgmma.py", TemplateSource()), {});
+  dsl::CheckOptions co;
+  co.consts["GW"] = "256";  // the gather's row pass: D = 256 here
+  auto mod = dsl::Compile(std::make_shared<dsl::SourceFile>("moe_wgmma.py", TemplateSource()), co);
   REQUIRE(mod.ok());
-  const int64_t T = 48, D = 256, F = 128, E = 4, TOPK = 2;
+  const int64_t T = 80, D = 256, F = 256, E = 4, TOPK = 2;  // two column tiles of F
   dsl::LaunchArgs args;
   for (const auto& [k, v] : ChainDims(T, D, F, E, TOPK)) args.dims[k] = v;
   const int64_t R = args.dims["R"];
@@ -99,7 +101,8 @@ TEST_CASE("moe_wgmma: the five launches compute the SwiGLU experts in the interp
       ids.data[t * TOPK + k] = static_cast<double>(e);
     }
   }
-  for (const char* name : {"moe_route", "moe_gather", "moe_gateup", "moe_down", "moe_reduce"}) {
+  for (const char* name :
+       {"moe_count", "moe_place", "moe_gather", "moe_gateup", "moe_down", "moe_reduce"}) {
     INFO(name);
     const dsl::ir::Function* k = nullptr;
     for (const auto& f : mod->functions)

@@ -1,17 +1,19 @@
-"""Fused top-k SwiGLU experts as five launches on Hopper tensor cores:
+"""Fused top-k SwiGLU experts as six launches on Hopper tensor cores:
 Y[t] = sum_k Wt[t, k] * (silu(X[t] @ Wg[e]) * (X[t] @ Wu[e])) @ Wd[e] with e = Ids[t, k].
 
-1. moe_route (one block): a counting sort of the T*TOPK (token, k) slots by expert. Each
-   expert's rows start at a multiple of BM in a padded row space of R rows, so that every BM-row
-   tile belongs to one expert: TileE[tile] is its expert, RowTok[row] the token of a row (-1 for
-   padding), SlotRow[t, k] the row of slot (t, k), Cnt[e] the expert's slot count.
-2. moe_gather: Xg[row] = X[RowTok[row]] (the grouped GEMM's A operand, rows contiguous per
+1. moe_count (a block per expert): Cnt[e], the number of (token, k) slots routed to e.
+2. moe_place (a block per expert): a counting sort of the slots by expert. Each expert's rows
+   start at a multiple of BM in a padded row space of R = MT * BM rows (its start: the padded
+   counts of the experts before it), so that every BM-row tile belongs to one expert: TileE[tile]
+   is its expert, RowTok[row] the token of a row (-1 for padding), SlotRow[t, k] the row of slot
+   (t, k); a thread's slots are placed after those of the threads before it (a prefix sum).
+3. moe_gather: Xg[row] = X[RowTok[row]] (the grouped GEMM's A operand, rows contiguous per
    expert, so that TMA can load them).
-3. moe_gateup: per (tile, BN columns of F), G = Xg Wg[e] and U = Xg Wu[e] on wgmma from one
+4. moe_gateup: per (tile, BN columns of F), G = Xg Wg[e] and U = Xg Wu[e] on wgmma from one
    warp-specialized TMA pipeline (both weights' tiles in each stage), then
    H = silu(G) * U on the accumulators (fragment math), stored as bf16.
-4. moe_down: P = H Wd[e] per tile, the same pipeline with one weight.
-5. moe_reduce: Y[t] = sum_k Wt[t, k] * P[SlotRow[t, k]].
+5. moe_down: P = H Wd[e] per tile (bf16), the same pipeline with one weight.
+6. moe_reduce: Y[t] = sum_k Wt[t, k] * P[SlotRow[t, k]].
 
 The weights are seen as 2-D tensors (Wg, Wu: [E*D, F], Wd: [E*F, D]: the same memory as
 [E, D, F] / [E, F, D]), so that expert e's K-tile k is row tile e*KT + k of one TMA tensor map.
@@ -22,79 +24,95 @@ compute on whatever Xg holds there and are never read.
 
 
 @kernel(threads=1024)
-def moe_route(Ids: Tensor[i32, "T", "TOPK"], Cnt: Tensor[i32, "E"], TileE: Tensor[i32, "MT"],
-              RowTok: Tensor[i32, "R"], SlotRow: Tensor[i32, "T", "TOPK"], BM: const = 128):
-    grid(1)
-    tid = thread_id()
-    cnt = shared(i32, (1024,))
-    off = shared(i32, (1024,))
-    tot = shared(i32, (1024,))
-    pst = shared(i32, (1024,))
-    S = T * TOPK
-    C = 1024 // E
-    # Thread (e, c) owns the slots c, c + C, c + 2C, ... and the rows of expert e among them.
-    ex = tid // C
-    c = tid % C
+def moe_count(Ids: Tensor[i32, "T", "TOPK"], Cnt: Tensor[i32, "E"]):
+    grid(E)
+    ex = block_id(0)
     n = 0
-    if tid < E * C:
-        for i in range((S - c + C - 1) // C):
-            s = c + i * C
-            if min(max(Ids[s // TOPK, s % TOPK], 0), E - 1) == ex:
-                n += 1
-    cnt[tid] = n
-    for r in range(tid, R, 1024):
-        RowTok[r] = -1
-    for i in range(tid, MT, 1024):
-        TileE[i] = 0
+    for i in range((T * TOPK - thread_id() + 1023) // 1024):
+        s = thread_id() + i * 1024
+        if min(max(Ids[s // TOPK, s % TOPK], 0), E - 1) == ex:
+            n += 1
+    total = block_reduce_sum(n)
+    if thread_id() == 0:
+        Cnt[ex] = total
+
+
+@kernel(threads=1024)
+def moe_place(Ids: Tensor[i32, "T", "TOPK"], Cnt: Tensor[i32, "E"], TileE: Tensor[i32, "MT"],
+              RowTok: Tensor[i32, "R"], SlotRow: Tensor[i32, "T", "TOPK"], BM: const = 128):
+    grid(E)
+    ex = block_id(0)
+    tid = thread_id()
+    sc = shared(i32, (1024,))
+    # The expert's first row: the padded sizes of the experts before it.
+    p0 = 0
+    for ee in range(ex):
+        p0 += (Cnt[ee] + BM - 1) // BM * BM
+    tot = Cnt[ex]
+    n = 0
+    for i in range((T * TOPK - tid + 1023) // 1024):
+        s = tid + i * 1024
+        if min(max(Ids[s // TOPK, s % TOPK], 0), E - 1) == ex:
+            n += 1
+    # Inclusive prefix sum of the threads' counts (Hillis-Steele).
+    sc[tid] = n
     barrier()
-    if tid < E:
-        run = 0
-        for cc in range(C):
-            off[tid * C + cc] = run
-            run += cnt[tid * C + cc]
-        tot[tid] = run
-        Cnt[tid] = run
-    barrier()
-    if tid == 0:
-        p = 0
-        for ee in range(E):
-            pst[ee] = p
-            p += (tot[ee] + BM - 1) // BM * BM
-    barrier()
-    if tid < E:
-        t0 = pst[tid] // BM
-        for i in range((tot[tid] + BM - 1) // BM):
-            TileE[min(max(t0 + i, 0), MT - 1)] = tid
-    if tid < E * C:
-        r = pst[ex] + off[tid]
-        for i in range((S - c + C - 1) // C):
-            s = c + i * C
-            if min(max(Ids[s // TOPK, s % TOPK], 0), E - 1) == ex:
-                rr = min(max(r, 0), R - 1)
-                RowTok[rr] = s // TOPK
-                SlotRow[s // TOPK, s % TOPK] = rr
-                r += 1
+    for b in range(10):
+        v = sc[tid]
+        if tid >= (1 << b):
+            v += sc[tid - (1 << b)]
+        barrier()
+        sc[tid] = v
+        barrier()
+    r = p0 + sc[tid] - n
+    for i in range((T * TOPK - tid + 1023) // 1024):
+        s = tid + i * 1024
+        if min(max(Ids[s // TOPK, s % TOPK], 0), E - 1) == ex:
+            rr = min(max(r, 0), R - 1)
+            RowTok[rr] = s // TOPK
+            SlotRow[s // TOPK, s % TOPK] = rr
+            r += 1
+    # This expert's tiles and padding rows; the last expert's block also the unused tail.
+    t0 = p0 // BM
+    for i in range(tid, (tot + BM - 1) // BM, 1024):
+        TileE[min(max(t0 + i, 0), MT - 1)] = ex
+    for j in range(tid, (tot + BM - 1) // BM * BM - tot, 1024):
+        RowTok[min(max(p0 + tot + j, 0), R - 1)] = -1
+    if ex == E - 1:
+        end = max(p0 + (tot + BM - 1) // BM * BM, 0)
+        for j in range(end + tid, R, 1024):
+            RowTok[j] = -1
+        for i in range(end // BM + tid, MT, 1024):
+            TileE[i] = 0
 
 
 @kernel(threads=256)
 def moe_gather(X: Tensor[${dtype}, "T", "D"], RowTok: Tensor[i32, "R"],
-               Xg: Tensor[${dtype}, "R", "D"]):
+               Xg: Tensor[${dtype}, "R", "D"], GW: const = 2048):
     grid(R)
     r = block_id(0)
     tok = RowTok[r]
     if tok >= 0:
         t = min(tok, T - 1)
-        for j in range(thread_id(), D, 256):
-            Xg[r, j] = X[t, j]
+        for c in range(D // GW):  # 16-byte vectors, GW elements per pass
+            copy(X.tile((1, GW), (t, c)), Xg.tile((1, GW), (r, c)),
+                 thread_layout((1, GW // 8), vec=8))
 
 
 @kernel(threads=384, arch="sm_90a")
 def moe_gateup(Xg: Tensor[bf16, "R", "D"], TileE: Tensor[i32, "MT"],
                Wg: Tensor[bf16, "ED", "F"], Wu: Tensor[bf16, "ED", "F"],
                H: Tensor[bf16, "R", "F"],
-               BM: const = 128, BN: const = 128, BK: const = 64, STAGES: const = 4):
-    grid(R // BM, F // BN)
-    bm, bn = block_id(0), block_id(1)
+               BM: const = 128, BN: const = 128, BK: const = 64, STAGES: const = 4,
+               GROUP: const = 8):
+    grid(MT * (F // BN))
+    # Grouped order: GROUP row tiles at a time across all column tiles, so that the blocks in
+    # flight share their Xg tiles and one or two experts' weights in L2.
+    NT = F // BN
+    first = block_id(0) // (GROUP * NT) * GROUP
+    rows = min(MT - first, GROUP)
+    bm = first + block_id(0) % (GROUP * NT) % rows
+    bn = block_id(0) % (GROUP * NT) // rows
     KT = D // BK
     e = min(max(TileE[bm], 0), ED // D - 1)
     sA = shared(bf16, (STAGES, BM, BK), swizzle=Swizzle(3, 3, 3))
@@ -143,10 +161,15 @@ def moe_gateup(Xg: Tensor[bf16, "R", "D"], TileE: Tensor[i32, "MT"],
 
 @kernel(threads=384, arch="sm_90a")
 def moe_down(H: Tensor[bf16, "R", "F"], TileE: Tensor[i32, "MT"], Wd: Tensor[bf16, "EF", "D"],
-             P: Tensor[f32, "R", "D"],
-             BM: const = 128, BN: const = 256, BK: const = 64, STAGES: const = 4):
-    grid(R // BM, D // BN)
-    bm, bn = block_id(0), block_id(1)
+             P: Tensor[bf16, "R", "D"],
+             BM: const = 128, BN: const = 256, BK: const = 64, STAGES: const = 4,
+             GROUP: const = 8):
+    grid(MT * (D // BN))
+    NT = D // BN  # grouped order, as in moe_gateup
+    first = block_id(0) // (GROUP * NT) * GROUP
+    rows = min(MT - first, GROUP)
+    bm = first + block_id(0) % (GROUP * NT) % rows
+    bn = block_id(0) % (GROUP * NT) // rows
     KT = F // BK
     e = min(max(TileE[bm], 0), EF // F - 1)
     sA = shared(bf16, (STAGES, BM, BK), swizzle=Swizzle(3, 3, 3))
@@ -184,12 +207,12 @@ def moe_down(H: Tensor[bf16, "R", "F"], TileE: Tensor[i32, "MT"], Wd: Tensor[bf1
 
 
 @kernel(threads=256)
-def moe_reduce(P: Tensor[f32, "R", "D"], SlotRow: Tensor[i32, "T", "TOPK"],
+def moe_reduce(P: Tensor[bf16, "R", "D"], SlotRow: Tensor[i32, "T", "TOPK"],
                Wt: Tensor[f32, "T", "TOPK"], Y: Tensor[f32, "T", "D"]):
     grid(T)
     t = block_id(0)
     for j in range(thread_id(), D, 256):
         a = 0.0
         for k in range(TOPK):
-            a += Wt[t, k] * P[min(max(SlotRow[t, k], 0), R - 1), j]
+            a += Wt[t, k] * f32(P[min(max(SlotRow[t, k], 0), R - 1), j])
         Y[t, j] = a
