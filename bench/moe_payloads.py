@@ -31,6 +31,9 @@ def cases():
         "small-wgmma": ("moe_wgmma", {"GW": "256"}, dict(small, D=256), {"warmup": 3, "reps": 10}, 30),
         "e64-wgmma": ("moe_wgmma", {}, e64, timed, 120),
         "e8-wgmma": ("moe_wgmma", {}, e8, timed, 120),
+        # Knob variants, timed without the loop (the case above times it in the same run).
+        "e8-wgmma-g16": ("moe_wgmma", {"GROUP": "16"}, e8, dict(timed, baseline=False), 120),
+        "e8-wgmma-s3": ("moe_wgmma", {"STAGES": "3"}, e8, dict(timed, baseline=False), 120),
     }
 
 
@@ -54,8 +57,10 @@ def main():
         with open(os.path.join(ROOT, "kb/templates", tpl + ".py")) as fh:
             src = fh.read().replace("${dtype}", "bf16")
         flops = 6.0 * dims["T"] * dims["TOPK"] * dims["D"] * dims["F"]
+        timing = dict(timing)
+        baseline = "torch_moe_loop" if timing.pop("baseline", True) else "none"
         p = {"source": src, "kernel": tpl, "target": "sm_90a", "check": CHECK,
-             "constants": consts, "dims": dims, "baseline": "torch_moe_loop",
+             "constants": consts, "dims": dims, "baseline": baseline,
              "timeout_s": timeout, "timing": timing, "flops": flops}
         if tpl == "moe_wgmma":
             E, D, F = dims["E"], dims["D"], dims["F"]
