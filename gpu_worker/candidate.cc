@@ -263,6 +263,98 @@ bool CopyLogical(const dsl::HostTensor& from, dsl::HostTensor* to) {
 }
 
 // One kernel on the interpreter: its tensors and instruction count.
+// Kernel `name` of a pipeline, its tensors merged into `ts`: the first
+// declaration of a name wins; `shapes` re-shapes one to the problem's view of
+// it; the tensors the check names are the problem's, the others scratch
+// between the launches (poisoned, never checked).
+absl::StatusOr<const dsl::ir::Function*> PipelineKernel(const CandidatePayload& r,
+                                                        const dsl::ir::Module& m,
+                                                        const std::string& name,
+                                                        std::vector<runner::TensorSpec>* ts) {
+  const dsl::ir::Function* k = name.empty() ? nullptr : Kernel(m, name);
+  if (!k) return absl::InvalidArgumentError(absl::StrCat("pipeline: no kernel named '", name, "'"));
+  std::set<std::string> named;
+  for (const char* key : {"a", "b", "c", "d", "u", "ids", "weights"})
+    if (r.check.contains(key)) named.insert(r.check[key].get<std::string>());
+  ASSIGN_OR_RETURN(std::vector<runner::TensorSpec> own,
+                   Tensors(*k, r.candidate, r.check.value("c", "")));
+  for (runner::TensorSpec& t : own) {
+    bool seen = false;
+    for (const runner::TensorSpec& u : *ts) seen = seen || u.name == t.name;
+    if (seen) continue;
+    if (auto it = r.candidate.shapes.find(t.name); it != r.candidate.shapes.end()) {
+      runner::TensorSpec re = t;
+      re.shape = it->second;
+      if (re.elements() != t.elements())
+        return absl::InvalidArgumentError(absl::StrCat("pipeline: shapes gives ", t.name, " ",
+                                                       re.elements(), " elements, kernel ", name,
+                                                       " declares ", t.elements()));
+      t = re;
+    }
+    if (!named.count(t.name)) {
+      t.init = "poison";
+      t.scratch = true;
+    }
+    ts->push_back(t);
+  }
+  return k;
+}
+
+// A pipeline on the interpreter: one pool of tensors (the runner's seeded
+// values, as a GPU run of that seed sees them; scratch and the output
+// poisoned), each kernel run on it in turn with its own dims and views (a
+// tensor the kernel sees reshaped is the same buffer in memory order).
+json RunPipelineOnInterpreter(const CandidatePayload& r, uint64_t seed,
+                              std::vector<dsl::HostTensor>* pool, dsl::RunStats* total) {
+  auto m = Front(r.candidate, r.target);
+  if (!m.ok()) return Outcome("unsupported", std::string(m.status().message()));
+  std::vector<runner::TensorSpec> ts;
+  std::vector<const dsl::ir::Function*> kernels;
+  for (const std::string& name : r.candidate.pipeline) {
+    auto k = PipelineKernel(r, *m, name, &ts);
+    if (!k.ok()) return Outcome("unsupported", std::string(k.status().message()));
+    kernels.push_back(*k);
+  }
+  AdaptInputs(r.check, &ts);
+  for (size_t i = 0; i < ts.size(); ++i) {
+    runner::HostTensor h = runner::MakeHostTensor(ts[i], seed, static_cast<int>(i));
+    dsl::HostTensor t;
+    t.name = ts[i].name;
+    t.dtype = dsl::DTypeFromName(runner::DTypeName(ts[i].dtype)).value_or(dsl::DType::kF32);
+    t.shape = ts[i].shape;
+    t.stride.assign(t.shape.size(), 1);
+    for (int d = static_cast<int>(t.shape.size()) - 2; d >= 0; --d)
+      t.stride[d] = t.stride[d + 1] * t.shape[d + 1];
+    for (int64_t e = 0; e < h.spec.elements(); ++e) t.data.push_back(h.At(e));
+    pool->push_back(std::move(t));
+  }
+  for (const dsl::ir::Function* k : kernels) {
+    dsl::LaunchArgs la;
+    for (const std::string& d : k->dims) la.dims[d] = r.candidate.dims.at(d);
+    la.scalars = r.candidate.scalars;
+    auto own = dsl::MakeTensors(*k, la);
+    if (!own.ok()) return Outcome("unsupported", std::string(own.status().message()));
+    auto find = [&](const std::string& name) -> dsl::HostTensor& {
+      for (dsl::HostTensor& t : *pool)
+        if (t.name == name) return t;
+      return pool->front();  // unreachable: every kernel tensor is in the pool
+    };
+    for (dsl::HostTensor& t : *own) t.data = find(t.name).data;  // dense: memory order
+    dsl::RunStats st;
+    absl::Status run = dsl::Run(*m, *k, la, &*own, &st);
+    if (!run.ok()) {
+      std::string msg = absl::StrCat(k->name, ": ", run.message());
+      return Outcome(msg.find("instruction budget") != std::string::npos ? "timeout" : "fault",
+                     msg);
+    }
+    total->blocks += st.blocks;
+    total->instructions += st.instructions;
+    total->seconds += st.seconds;
+    for (dsl::HostTensor& t : *own) find(t.name).data = std::move(t.data);
+  }
+  return json();
+}
+
 struct InterpRun {
   json failure;  // null when it ran
   std::vector<dsl::HostTensor> tensors;
@@ -408,28 +500,35 @@ json CheckInterp(const CandidatePayload& r, const CandidateOptions& o,
 }
 
 json RunInterp(const CandidatePayload& r, const CandidateOptions& o, uint64_t seed) {
-  if (!r.candidate.pipeline.empty())
-    return Outcome("unsupported",
-                   "a pipeline of kernels runs on the GPU backend only (the interpreter runs one "
-                   "kernel; kb/moe_wgmma_test chains the MoE pipeline's launches by hand)");
   bool problem_check = r.check.value("op", "none") == "problem";
+  if (!r.candidate.pipeline.empty() && problem_check)
+    return Outcome("unsupported", "a pipeline of kernels is checked by a runner check op");
   if (problem_check && (!o.reference.prepare || !o.reference.check))
     return Outcome("unsupported",
                    "this worker has no reference for check op 'problem' (it checks gemm, add, "
                    "softmax, rmsnorm, attention); run the job where the planner's interpreter "
                    "worker runs, or give a runner check op");
   json failure;
-  auto inputs = InterpInputs(r, o, seed, &failure);
-  if (!inputs.ok())
-    return failure.is_null() ? Outcome("unsupported", std::string(inputs.status().message()))
-                             : failure;
-  if (!problem_check) {  // outputs start poisoned, as on a GPU
-    std::string out = r.check.value("c", "");
-    for (dsl::HostTensor& t : *inputs)
-      if (t.name == out) std::fill(t.data.begin(), t.data.end(), std::nan(""));
+  InterpRun c;
+  absl::StatusOr<std::vector<dsl::HostTensor>> inputs;
+  if (!r.candidate.pipeline.empty()) {
+    // The pool after the run holds the inputs unchanged (no launch writes them).
+    c.failure = RunPipelineOnInterpreter(r, seed, &c.tensors, &c.stats);
+    if (!c.failure.is_null()) return c.failure;
+    inputs = c.tensors;
+  } else {
+    inputs = InterpInputs(r, o, seed, &failure);
+    if (!inputs.ok())
+      return failure.is_null() ? Outcome("unsupported", std::string(inputs.status().message()))
+                               : failure;
+    if (!problem_check) {  // outputs start poisoned, as on a GPU
+      std::string out = r.check.value("c", "");
+      for (dsl::HostTensor& t : *inputs)
+        if (t.name == out) std::fill(t.data.begin(), t.data.end(), std::nan(""));
+    }
+    c = RunOnInterpreter(r.candidate, r.target, *inputs, "candidate.py");
+    if (!c.failure.is_null()) return c.failure;
   }
-  InterpRun c = RunOnInterpreter(r.candidate, r.target, *inputs, "candidate.py");
-  if (!c.failure.is_null()) return c.failure;
   json res = CheckInterp(r, o, *inputs, c.tensors, seed);
   res["interp"] = {{"blocks", c.stats.blocks},
                    {"instructions", c.stats.instructions},
@@ -611,22 +710,14 @@ absl::StatusOr<CandidateRequest> ParseCandidate(const std::string& payload) {
 namespace {
 
 // A pipeline: each kernel compiled into dir/k<i>/, one runner spec whose
-// launches share one set of tensors (first declaration wins; `shapes`
-// re-shapes one to the problem's view of it). Tensors the check names are the
-// problem's; the others are scratch between the launches.
+// launches share one set of tensors (PipelineTensors).
 absl::StatusOr<json> PreparePipeline(const CandidateRequest& r, const dsl::ir::Module& m,
                                      const std::string& dir) {
-  std::set<std::string> named;
-  for (const char* key : {"a", "b", "c", "d", "u", "ids", "weights"})
-    if (r.check.contains(key)) named.insert(r.check[key].get<std::string>());
-  const std::string out = r.check.value("c", "");
   std::vector<runner::TensorSpec> ts;
   json launches = json::array();
   for (size_t i = 0; i < r.candidate.pipeline.size(); ++i) {
     const std::string& name = r.candidate.pipeline[i];
-    const dsl::ir::Function* k = Kernel(m, name);
-    if (!k || name.empty())
-      return absl::InvalidArgumentError(absl::StrCat("pipeline: no kernel named '", name, "'"));
+    ASSIGN_OR_RETURN(const dsl::ir::Function* k, PipelineKernel(r, m, name, &ts));
     codegen::DslCompileOptions o;
     o.target = r.target;
     o.kernel = name;
@@ -636,26 +727,6 @@ absl::StatusOr<json> PreparePipeline(const CandidateRequest& r, const dsl::ir::M
                      codegen::CompileDslSource("candidate.py", r.candidate.source, o));
     const std::string sub = absl::StrCat("k", i);
     RETURN_IF_ERROR(codegen::WriteArtifacts(a, (fs::path(dir) / sub).string()));
-    ASSIGN_OR_RETURN(std::vector<runner::TensorSpec> own, Tensors(*k, r.candidate, out));
-    for (runner::TensorSpec& t : own) {
-      bool seen = false;
-      for (const runner::TensorSpec& u : ts) seen = seen || u.name == t.name;
-      if (seen) continue;
-      if (auto it = r.candidate.shapes.find(t.name); it != r.candidate.shapes.end()) {
-        runner::TensorSpec re = t;
-        re.shape = it->second;
-        if (re.elements() != t.elements())
-          return absl::InvalidArgumentError(absl::StrCat("pipeline: shapes gives ", t.name, " ",
-                                                         re.elements(), " elements, kernel ", name,
-                                                         " declares ", t.elements()));
-        t = re;
-      }
-      if (!named.count(t.name)) {
-        t.init = "poison";
-        t.scratch = true;
-      }
-      ts.push_back(t);
-    }
     launches.push_back({{"kernel", LaunchKernelJson(a.metadata, sub + "/")},
                         {"args", KernelArgs(r.candidate, *k, a.metadata)}});
   }
