@@ -15,6 +15,7 @@ bundle_start "$build" "$out" argus-sdpa-baseline.py argus_helper_timing.py
 bundle_prepare "$build" "$out" "$here/attention_payloads.py" "$only"
 rm -rf "$out/payloads"
 cp "$here/run_specs.sh" "$out/"
+cp "$here/attention_sass.sh" "$out/sass.sh"
 cat > "$out/run.sh" <<'SH'
 #!/bin/bash
 cd "$(dirname "$0")"

@@ -2,7 +2,11 @@
 """Writes candidate payloads for the tensor-core flash attentions against PyTorch SDPA (the
 runner's torch_sdpa baseline) at the issue-7 shapes: examples/flash_attention_mma.py (mma.sync,
 FA2 style; cases without a prefix) and examples/flash_attention_wgmma.py (wgmma + TMA, FA3
-style; cases "w-..." for the overlapped kernel, "ws-..." for flash_attention_wgmma_serial).
+style; cases "w-..." for the overlapped kernel, "ws-..." for flash_attention_wgmma_serial, "p-..."
+for flash_attention_wgmma_pingpong: the overlapped kernel with its two consumer warp groups
+taking turns on the tensor cores through named barriers; "pl-..." the same with O rescaled
+after the wait, EARLY=False; "ps-..." examples/flash_attention_wgmma_persistent.py, the
+ping-pong kernel on a persistent grid of 132 blocks).
 
 usage: bench/attention_payloads.py OUT_DIR [CASE,CASE...]
 """
@@ -39,19 +43,24 @@ def wgmma_cases():
     def dims(bh, s):  # Q/K/V are [heads * S, D] (2-D TMA boxes), O is [BH, S, D]
         return {"RQ": bh * s, "RKV": bh * s, "BH": bh, "S": s}
     out = {}
-    for pre, kernel in (("w", "flash_attention_wgmma"), ("ws", "flash_attention_wgmma_serial")):
+    for pre, kernel, extra in (("w", "flash_attention_wgmma", {}),
+                               ("ws", "flash_attention_wgmma_serial", {}),
+                               ("p", "flash_attention_wgmma_pingpong", {}),
+                               ("pl", "flash_attention_wgmma_pingpong", {"EARLY": "False"}),
+                               ("ps", "flash_attention_wgmma_persistent", {})):
         for hd in ("64", "128"):
             for causal in (False, True):
                 out[f"{pre}-small-d{hd}-{'c' if causal else 'n'}"] = (
-                    kernel, {"HD": hd}, dims(2, 256), causal, QUICK)
+                    kernel, dict(extra, HD=hd), dims(2, 256), causal, QUICK)
         for causal in (False, True):
             cn = "c" if causal else "n"
             for bn, st in (("128", "2"), ("64", "4"), ("128", "3")):
                 out[f"{pre}-d128-bn{bn}-s{st}-{cn}"] = (
-                    kernel, {"HD": "128", "BN": bn, "STAGES": st}, dims(128, 4096), causal, PERF)
+                    kernel, dict(extra, HD="128", BN=bn, STAGES=st), dims(128, 4096), causal,
+                    PERF)
         for bn, st in (("128", "2"), ("128", "4"), ("64", "4")):
             out[f"{pre}-d64-bn{bn}-s{st}-n"] = (
-                kernel, {"HD": "64", "BN": bn, "STAGES": st}, dims(128, 8192), False, PERF)
+                kernel, dict(extra, HD="64", BN=bn, STAGES=st), dims(128, 8192), False, PERF)
     return out
 
 
@@ -60,12 +69,14 @@ def main():
     os.makedirs(dst, exist_ok=True)
     only = set(sys.argv[2].split(",")) if len(sys.argv) > 2 else None
     srcs = {}
-    for f in ("flash_attention_mma.py", "flash_attention_wgmma.py"):
+    for f in ("flash_attention_mma.py", "flash_attention_wgmma.py",
+              "flash_attention_wgmma_persistent.py"):
         with open(os.path.join(ROOT, "examples", f)) as fh:
             srcs[f] = fh.read()
     all_cases = {n: ("flash_attention_mma", "flash_attention_mma.py") + v
                  for n, v in cases().items()}
-    all_cases.update({n: (v[0], "flash_attention_wgmma.py") + v[1:]
+    all_cases.update({n: (v[0], v[0] + ".py" if v[0].endswith("_persistent")
+                                 else "flash_attention_wgmma.py") + v[1:]
                       for n, v in wgmma_cases().items()})
     if only and only - set(all_cases):
         sys.exit(f"unknown cases: {sorted(only - set(all_cases))}")

@@ -26,12 +26,12 @@ for v in ${ARGUS_WGMMA_VARIANTS:-}; do
     --prepare "$out/variant-$v-small" >/dev/null
 done
 rm -rf "$out/payloads"
-cp "$here/run_specs.sh" "$out/"
+cp "$here/run_specs.sh" "$here/ncu_probe.sh" "$out/"
 cat > "$out/run.sh" <<'SH'
 #!/bin/bash
 # Runs every spec beside this script; one JSON result per line in $OUT/results.jsonl.
 cd "$(dirname "$0")"
-bash run_specs.sh 60 'z-attn-*=45'
+bash run_specs.sh 60 'z-attn-*=45'  # PASSES=N in the environment: N processes per case
 command -v cuobjdump >/dev/null && for d in */; do
   c=$(ls "$d"*.cubin 2>/dev/null | head -1); [ -n "$c" ] || continue
   cuobjdump --dump-sass "$c" > "$OUT/${d%/}.sass" 2>&1
@@ -60,6 +60,26 @@ for line in open(sys.argv[1]):
           f"{tf:9.1f} {tf * (r.get('ratio') or 0):9.1f} {name:>12} "
           f"{(r.get('function') or {}).get('registers', -1):5} "
           f"{c.get('rel_l2_err', -1):9.2e}  {r.get('message','')[:70]}")
+# Cases timed in rounds or passes: one line each over all of them. ratio = median of the
+# per-round ratios (ours / cuBLAS time, < 1 faster), speed-up = 1 / ratio, spread = min..max.
+import statistics
+by = {}
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    rounds = ((r.get("baseline") or {}).get("rounds")) or []
+    for x in rounds:
+        by.setdefault(r["case"], []).append((x["ours_ms"], x["baseline_ms"], r.get("pass", 1)))
+if by:
+    print(f"\n{'case':24} {'n':>3} {'ours ms':>8} {'cuBLAS ms':>9} {'ratio':>6} {'speed-up':>8} "
+          f"{'min..max ratio':>15}  per-pass medians of speed-up")
+    for case, xs in sorted(by.items()):
+        ratios = [o / b for o, b, _ in xs]
+        passes = sorted({p for _, _, p in xs})
+        per = [statistics.median([b / o for o, b, q in xs if q == p]) for p in passes]
+        med = statistics.median(ratios)
+        print(f"{case:24} {len(xs):3} {statistics.median([o for o, _, _ in xs]):8.4f} "
+              f"{statistics.median([b for _, b, _ in xs]):9.4f} {med:6.3f} {1 / med:8.3f} "
+              f"{min(ratios):7.3f}..{max(ratios):.3f}  " + " ".join(f"{v:.3f}" for v in per))
 PY
 SH
 chmod +x "$out/run.sh"

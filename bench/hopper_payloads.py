@@ -23,6 +23,7 @@ SHAPES = {"4k": {"M": 4096, "N": 4096, "K": 4096}, "8k": {"M": 8192, "N": 8192, 
 KSCAN = {f"4k-k{k // 1024}k": {"M": 4096, "N": 4096, "K": k} for k in (1024, 2048, 8192, 16384)}
 QUICK = {"warmup": 3, "reps": 5}
 PERF = {"warmup": 10, "reps": 30}
+ROUNDS = dict(PERF, rounds=5)  # ours and cuBLAS timed alternately, 5 times each (runner_core.h)
 ATTN_TIMING = {"warmup": 1, "reps": 2}  # the scalar DSL kernel takes ~1 s a launch at these shapes
 ATTN = {"op": "attention", "a": "Q", "b": "K", "d": "V", "c": "O"}
 FA = ("examples/flash_attention.py", "flash_attention")
@@ -72,6 +73,28 @@ def cases():
             out[f"{short}-{s}"] = tstore + (consts, dims, PERF)
     for s, dims in KSCAN.items():
         out[f"t-{s}"] = tstore + ({}, dims, PERF)
+    # The best verified configuration per shape so far (docs/perf.md "EPI2"), for the
+    # side-by-side benchmark: bench/hopper_bundle.sh ... best-4k,best-8k,best-4kx14k.
+    best = {"4k": {"SMS": "128"}, "8k": {"EBUFS": "4", "STAGES": "3", "SMS": "128"},
+            "4kx14k": {"EBUFS": "4", "STAGES": "3", "SMS": "128"}}
+    for s, consts in best.items():
+        out[f"best-{s}"] = tstore + (consts, SHAPES[s], ROUNDS)
+    # EPI2: the TMA-store kernel's knobs per shape, each case timed in ROUNDS rounds alternating
+    # with cuBLAS in its runner process (run with PASSES=N for N processes per case). s128 = a
+    # grid of 128 persistent blocks: 512, 2048 and 1792 tiles of 128 x 256 are exactly 4, 16 and
+    # 14 waves of 128 (of 132: 3.9, 15.5, 13.6 — the same number of tile times, on fewer SMs).
+    for short, consts in {"t": {}, "ts128": {"SMS": "128"},
+                          "te4s3": {"EBUFS": "4", "STAGES": "3"},
+                          "te4s3s128": {"EBUFS": "4", "STAGES": "3", "SMS": "128"},
+                          "ts128g8": {"SMS": "128", "GROUP": "8"},
+                          # 320-wide tiles (five n64 wgmma tiles per warp group; the last column
+                          # tile shifted to end at N): 4096 x 14336 in 1440 tiles, 10.9 waves
+                          "tn320": {"BN": "320", "STAGES": "3"},
+                          # 192-wide (one n192 tile): 8192^2 in 64 x 43 = 2752 tiles, 20.85
+                          # waves of 132 (128 x 256: 2048 = 15.5): 1.6 % less critical-path work
+                          "tn192": {"BN": "192", "EBUFS": "4"}}.items():
+        for s, dims in SHAPES.items():
+            out[f"r{short}-{s}"] = tstore + (consts, dims, ROUNDS)
     for name, (consts, dims, causal) in ATTN_SHAPES.items():
         out[name] = FA + (consts, dims, ATTN_TIMING, dict(ATTN, causal=causal), "torch_sdpa")
     extra = os.environ.get("ARGUS_HOPPER_EXTRA", "")

@@ -125,6 +125,23 @@ int main(int argc, char** argv) {
        {},
        {{"BH", 128}, {"S", 4096}},
        false},
+      // FA3-style Hopper attention (both kernels of the file: serial and
+      // overlapped), at the tune shapes B4 H32 S4096 D128 / B8 H16 S8192 D64.
+      {"flash_attention_wgmma (+serial) D128 (clean)",
+       root + "/examples/flash_attention_wgmma.py",
+       {},
+       {{"RQ", 524288}, {"RKV", 524288}, {"BH", 128}, {"S", 4096}},
+       true},
+      {"flash_attention_wgmma (+serial) D64 causal GQA G=2 (clean)",
+       root + "/examples/flash_attention_wgmma.py",
+       {{"HD", "64"}, {"G", "2"}, {"CAUSAL", "True"}},
+       {{"RQ", 1048576}, {"RKV", 524288}, {"BH", 128}, {"S", 8192}},
+       true},
+      {"seeded bug: FA3 V tiles streamed in reverse",
+       root + "/tests/verifier/bugs/fa3_pv_wrong_tile.py",
+       {},
+       {{"RQ", 524288}, {"RKV", 524288}, {"BH", 128}, {"S", 4096}},
+       false},
   };
   int bad = 0;
   for (const Case& c : cases) {

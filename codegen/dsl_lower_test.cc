@@ -56,6 +56,8 @@ const Case kCases[] = {
     {"gemm_wgmma_pingpong.py", "gemm_wgmma_pingpong", "sm_90a"},
     {"gemm_wgmma_tma_store.py", "gemm_wgmma_tma_store", "sm_90a"},
     {"flash_attention_wgmma.py", "flash_attention_wgmma", "sm_90a"},
+    {"flash_attention_wgmma.py", "flash_attention_wgmma_pingpong", "sm_90a"},
+    {"flash_attention_wgmma_persistent.py", "flash_attention_wgmma_persistent", "sm_90a"},
 };
 
 TEST_CASE("Every example compiles for both targets or names the target it lacks", "[lower]") {
@@ -177,11 +179,38 @@ TEST_CASE("sm_90a FA3-style attention: wgmma with K-major B and register A", "[l
       CHECK(Has(a->ptx, "shfl.sync.bfly.b32"));  // row_max / row_sum: the quad
       CHECK(Has(a->ptx, "ex2.approx"));
       CHECK(Has(a->ptx, "cvt.rn.bf16x2.f32"));  // to_operand: one cvt per register
+      // P stays packed (.b32 pairs) into the register-A wgmma: no 16-bit halves.
+      CHECK_FALSE(Has(a->ptx, "cvt.u32.u16"));
       CHECK_FALSE(Has(a->ptx, "ld.local"));
       CHECK_FALSE(Has(a->ptx, "st.local"));
       if (ptxas) CHECK(a->metadata.resources.registers > 0);
     }
   }
+}
+
+TEST_CASE("sm_90a ping-pong attention: named barriers order the warp groups' wgmmas", "[lower]") {
+  bool ptxas = FindPtxas().has_value();
+  DslCompileOptions o;
+  o.target = "sm_90a";
+  o.kernel = "flash_attention_wgmma_pingpong";
+  o.consts = {{"HD", "128"}};
+  auto a = CompileDslFile(Example("flash_attention_wgmma.py"), o);
+  INFO(a.status().message());
+  REQUIRE(a.ok());
+  CHECK(Has(a->ptx, "bar.arrive %r"));  // the id is a register: 3 + warpgroup_id()
+  // Fragment exp2 flushes subnormals: no FSETP/FMUL rescale around each MUFU.EX2.
+  CHECK(Has(a->ptx, "ex2.approx.ftz.f32"));
+  CHECK(Has(a->ptx, "bar.sync %r"));
+  CHECK(Has(a->ptx, ", 256;"));
+  // The register-A wgmmas of P V follow their fence with no register writes
+  // between them: the operand pairs are read before the fence.
+  size_t pv = a->ptx.find("}, {%r");
+  REQUIRE(pv != std::string::npos);
+  size_t fence = a->ptx.rfind("wgmma.fence.sync.aligned;", pv);
+  REQUIRE(fence != std::string::npos);
+  CHECK_FALSE(Has(a->ptx.substr(fence, pv - fence), "or.b32"));
+  CHECK_FALSE(Has(a->ptx, "ld.local"));
+  if (ptxas) CHECK(a->metadata.resources.registers > 0);
 }
 
 TEST_CASE("fragment math on gfx942 is a located error", "[lower]") {

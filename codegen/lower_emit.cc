@@ -173,6 +173,7 @@ class Emitter {
     if (it != frags_.end()) return it->second;
     int n = VT(v).frag.Geom().PerLane();
     AllocaInst* a = Alloca(llvm::ArrayType::get(FragElemTy(v), n), f_.vars[v].name);
+    a->setAlignment(llvm::Align(4));  // operand pairs are accessed as one .b32
     return frags_[v] = a;
   }
   Value* FragPtr(int v, int e) {
@@ -180,6 +181,20 @@ class Emitter {
     return b_.CreateConstInBoundsGEP2_32(a->getAllocatedType(), a, 0, e);
   }
   Value* FragGet(int v, int e) { return b_.CreateLoad(FragElemTy(v), FragPtr(v, e)); }
+  // Operand elements 2j and 2j+1 (16-bit) as one 32-bit register, 2j in the low
+  // half: to_operand writes and register-A wgmma reads them so, which keeps
+  // them packed through loop-carried values (no 16-bit splits for ptxas).
+  bool FragPairs(int v) const {
+    dsl::FragRole r = VT(v).frag.role;
+    return (r == dsl::FragRole::kA || r == dsl::FragRole::kB) &&
+           VT(v).frag.Geom().PerLane() % 2 == 0;
+  }
+  Value* FragGetPair(int v, int e) {
+    return b_.CreateAlignedLoad(b_.getInt32Ty(), FragPtr(v, e), llvm::Align(4));
+  }
+  void FragSetPair(int v, int e, Value* x) {
+    b_.CreateAlignedStore(x, FragPtr(v, e), llvm::Align(4));
+  }
   void FragSet(int v, int e, Value* x) { b_.CreateStore(x, FragPtr(v, e)); }
 
   // ---- arithmetic helpers
@@ -605,7 +620,7 @@ absl::Status Emitter::FragMath(const ir::Op& op) {
             r = b_.CreateBinaryIntrinsic(I::minnum, x, y);
             break;
           case ir::FragEwOp::kExp2:
-            r = ops_->Exp2(b_, x);
+            r = ops_->Exp2Ftz(b_, x);
             break;
           case ir::FragEwOp::kLt:
             r = cmp(llvm::CmpInst::FCMP_OLT);
@@ -648,10 +663,27 @@ absl::Status Emitter::FragMath(const ir::Op& op) {
         return is_max ? b_.CreateBinaryIntrinsic(I::maxnum, a, b) : b_.CreateFAdd(a, b);
       };
       std::vector<Value*> part(n, nullptr);
-      for (int e = 0; e < ga.PerLane(); ++e) {
-        int slot = ga.RowSlot(e);
-        Value* x = FragGet(acc, e);
-        part[slot] = part[slot] ? comb(part[slot], x) : x;
+      if (is_max) {
+        // max is exact in any order: a pairwise tree per row (log depth, where
+        // the element-order chain puts 32+ dependent maxes before the exp2s).
+        std::vector<std::vector<Value*>> row(n);
+        for (int e = 0; e < ga.PerLane(); ++e) row[ga.RowSlot(e)].push_back(FragGet(acc, e));
+        for (int j = 0; j < n; ++j) {
+          std::vector<Value*>& v = row[j];
+          while (v.size() > 1) {
+            std::vector<Value*> next;
+            for (size_t i = 0; i + 1 < v.size(); i += 2) next.push_back(comb(v[i], v[i + 1]));
+            if (v.size() % 2) next.push_back(v.back());
+            v.swap(next);
+          }
+          part[j] = v.empty() ? nullptr : v[0];
+        }
+      } else {
+        for (int e = 0; e < ga.PerLane(); ++e) {
+          int slot = ga.RowSlot(e);
+          Value* x = FragGet(acc, e);
+          part[slot] = part[slot] ? comb(part[slot], x) : x;
+        }
       }
       int bits = dsl::AccColumnLaneBits(*ga.mma);
       for (int b = 1; b < ga.mma->warp_size; b <<= 1) {
@@ -705,9 +737,7 @@ absl::Status Emitter::FragMath(const ir::Op& op) {
         Value* hi = FragGet(acc, src[e + 1]);
         if (rt.dtype == DType::kBF16) {
           Value* w = Call(I::nvvm_ff2bf16x2_rn, {hi, lo});
-          w = b_.CreateBitCast(w, b_.getInt32Ty());
-          FragSet(op.result, e, b_.CreateTrunc(w, b_.getInt16Ty()));
-          FragSet(op.result, e + 1, b_.CreateTrunc(b_.CreateLShr(w, 16), b_.getInt16Ty()));
+          FragSetPair(op.result, e, b_.CreateBitCast(w, b_.getInt32Ty()));
         } else {
           FragSet(op.result, e,
                   b_.CreateBitCast(b_.CreateFPTrunc(lo, Ty(rt.dtype)), b_.getInt16Ty()));
@@ -740,7 +770,11 @@ absl::Status Emitter::One(const ir::Op& op) {
         desc_src_[op.result] = desc_src_[op.operands[0]];
       } else if (t.is_frag()) {
         int n = t.frag.Geom().PerLane();
-        for (int e = 0; e < n; ++e) FragSet(op.result, e, FragGet(op.operands[0], e));
+        if (FragPairs(op.result) && FragPairs(op.operands[0])) {
+          for (int e = 0; e < n; e += 2) FragSetPair(op.result, e, FragGetPair(op.operands[0], e));
+        } else {
+          for (int e = 0; e < n; ++e) FragSet(op.result, e, FragGet(op.operands[0], e));
+        }
       } else {
         Set(op.result, Convert(Get(op.operands[0]), VT(op.operands[0]).dtype, t.dtype));
       }
@@ -1040,6 +1074,12 @@ absl::Status Emitter::One(const ir::Op& op) {
     case OpCode::kTmaStoreWait:
     case OpCode::kWarpgroupBarrier:
       return Epilogue(op);
+    case OpCode::kNamedBarrier:
+      if (op.ints[1])
+        hopper::NamedBarrier(b_, Get(op.operands[0]), static_cast<int>(op.ints[0]));
+      else
+        hopper::NamedBarrierArrive(b_, Get(op.operands[0]), static_cast<int>(op.ints[0]));
+      return absl::OkStatus();
     case OpCode::kTag:
     case OpCode::kAssertTag:
     case OpCode::kAssertTagEq:
@@ -1734,8 +1774,25 @@ absl::Status Emitter::Wgmma(const ir::Op& op) {
   Value* wcol = b_.CreateMul(b_.CreateURem(unit, C32(g.wn)), C32(g.bn / g.wn));
   int64_t lbo = int64_t{bk} * 128, sbo = 1024;
   if (b_swap) std::swap(lbo, sbo);
-  hopper::WgmmaFence(b_);
   int TM = g.TilesM(), TN = g.TilesN(), TK = bk / 16;
+  // Register A: every operand register is read (packed pairs) before the fence,
+  // so that no register write separates the wgmmas (ptxas would give each its
+  // own warpgroup.arrive).
+  std::vector<std::vector<Value*>> areg(regs_a ? TM * TK : 0);
+  for (size_t i = 0; i < areg.size(); ++i) {
+    int ae = static_cast<int>(i) * mi.regs_a;
+    for (int j = 0; j < mi.regs_a / 2; ++j) {
+      int e = ae + 2 * j;
+      if (FragPairs(op.operands[1])) {
+        areg[i].push_back(FragGetPair(op.operands[1], e));
+      } else {
+        Value* lo = b_.CreateZExt(FragGet(op.operands[1], e), b_.getInt32Ty());
+        Value* hi = b_.CreateZExt(FragGet(op.operands[1], e + 1), b_.getInt32Ty());
+        areg[i].push_back(b_.CreateOr(lo, b_.CreateShl(hi, 16)));
+      }
+    }
+  }
+  hopper::WgmmaFence(b_);
   for (int tm = 0; tm < TM; ++tm) {
     Value* arow = regs_a
                       ? nullptr
@@ -1755,14 +1812,7 @@ absl::Status Emitter::Wgmma(const ir::Op& op) {
         std::vector<Value*> d;
         if (regs_a) {
           // Elements 2j (low half) and 2j+1 of the A fragment share register j.
-          std::vector<Value*> a;
-          int ae = (tm * TK + ks) * mi.regs_a;
-          for (int j = 0; j < mi.regs_a / 2; ++j) {
-            Value* lo = b_.CreateZExt(FragGet(op.operands[1], ae + 2 * j), b_.getInt32Ty());
-            Value* hi = b_.CreateZExt(FragGet(op.operands[1], ae + 2 * j + 1), b_.getInt32Ty());
-            a.push_back(b_.CreateOr(lo, b_.CreateShl(hi, 16)));
-          }
-          d = hopper::WgmmaRegA(b_, mi.n, mi.ab == DType::kF16, acc, a, desc_b,
+          d = hopper::WgmmaRegA(b_, mi.n, mi.ab == DType::kF16, acc, areg[tm * TK + ks], desc_b,
                                 b_kmajor ? false : b_trans);
         } else {
           Value* desc_a = hopper::SmemDesc128B(b_, b_.CreateAdd(arow, C32(ks * 32)), 16, 1024);

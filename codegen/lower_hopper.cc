@@ -80,6 +80,10 @@ void NamedBarrier(IRBuilder<>& b, Value* id, int threads) {
   Asm(b, b.getVoidTy(), absl::StrCat("bar.sync $0, ", threads, ";"), "r", {id});
 }
 
+void NamedBarrierArrive(IRBuilder<>& b, Value* id, int threads) {
+  Asm(b, b.getVoidTy(), absl::StrCat("bar.arrive $0, ", threads, ";"), "r", {id});
+}
+
 void PrefetchTensorMap(IRBuilder<>& b, Value* tmap) {
   Asm(b, b.getVoidTy(), "prefetch.tensormap [$0];", "l", {tmap});
 }

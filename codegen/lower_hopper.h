@@ -36,6 +36,8 @@ void BulkCommit(llvm::IRBuilder<>& b);
 void BulkWaitRead(llvm::IRBuilder<>& b, int n);
 // bar.sync id, threads: a named barrier for `threads` threads (a warp group).
 void NamedBarrier(llvm::IRBuilder<>& b, llvm::Value* id, int threads);
+// bar.arrive id, threads: counts the executing warps without waiting.
+void NamedBarrierArrive(llvm::IRBuilder<>& b, llvm::Value* id, int threads);
 void PrefetchTensorMap(llvm::IRBuilder<>& b, llvm::Value* tmap);
 void FenceProxyAsync(llvm::IRBuilder<>& b);
 void SetMaxNReg(llvm::IRBuilder<>& b, int regs, bool increase);

@@ -54,6 +54,9 @@ class TargetOps {
   virtual llvm::Value* ShflXor(llvm::IRBuilder<>& b, llvm::Value* x, int mask) = 0;
   // exp2 / log2 / rsqrt on f32.
   virtual llvm::Value* Exp2(llvm::IRBuilder<>& b, llvm::Value* x) = 0;
+  // exp2 whose subnormal results may flush to zero (fragment math: the softmax's
+  // exponentials, where ptxas would otherwise wrap each ex2 in a rescale).
+  virtual llvm::Value* Exp2Ftz(llvm::IRBuilder<>& b, llvm::Value* x) { return Exp2(b, x); }
   virtual llvm::Value* Log2(llvm::IRBuilder<>& b, llvm::Value* x) = 0;
   virtual llvm::Value* Rsqrt(llvm::IRBuilder<>& b, llvm::Value* x) = 0;
 

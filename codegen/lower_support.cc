@@ -108,6 +108,7 @@ class SupportPass {
       case OpCode::kTmaStoreCommit:
       case OpCode::kTmaStoreWait:
       case OpCode::kWarpgroupBarrier:
+      case OpCode::kNamedBarrier:
         if (amd) {
           return Lacks(op, absl::StrCat(ir::OpCodeName(op.code), " is a Hopper (sm_90a) operation"),
                        "write the AMD variant with mfma_* fragments and copy_async");

@@ -42,6 +42,9 @@ class NvptxOps : public TargetOps {
                 {b.getInt32(~0u), x, b.getInt32(mask), b.getInt32(31)});
   }
   Value* Exp2(IRBuilder<>& b, Value* x) override { return Call(b, I::nvvm_ex2_approx_f, {x}); }
+  Value* Exp2Ftz(IRBuilder<>& b, Value* x) override {
+    return Call(b, I::nvvm_ex2_approx_ftz_f, {x});
+  }
   Value* Log2(IRBuilder<>& b, Value* x) override { return Call(b, I::nvvm_lg2_approx_f, {x}); }
   Value* Rsqrt(IRBuilder<>& b, Value* x) override { return Call(b, I::nvvm_rsqrt_approx_f, {x}); }
 };

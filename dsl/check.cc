@@ -205,6 +205,8 @@ const std::set<std::string>& Builtins() {
                                           "tma_store_commit",
                                           "tma_store_wait",
                                           "warpgroup_barrier",
+                                          "named_barrier_sync",
+                                          "named_barrier_arrive",
                                           "fence_proxy_async",
                                           "setmaxnreg",
                                           "wgmma_operand",
@@ -393,7 +395,8 @@ class FnLowering {
   // The shared side of a TMA: a shared view of the tile's shape and dtype.
   absl::Status TmaSharedSide(const TmaTile& tt, int view, Loc loc, const char* what,
                              const char* hint);
-  // tma_store / tma_store_commit / tma_store_wait / warpgroup_barrier
+  // tma_store / tma_store_commit / tma_store_wait / warpgroup_barrier /
+  // named_barrier_sync / named_barrier_arrive
   // (docs/dsl.md "TMA store epilogue"); nullopt for other names.
   absl::StatusOr<std::optional<Val>> EpilogueBuiltin(const std::string& name, const Expr& e);
   // store(acc, dst, at=(i, j)): the dst-shaped sub-tile (i, j) of a wgmma
@@ -2071,10 +2074,17 @@ absl::StatusOr<Val> FnLowering::Builtin(const std::string& name, const Expr& e) 
       return Err(a[1]->loc, "fragment shape must be (BM, BN)", "give two extents");
     ASSIGN_OR_RETURN(std::string kind, ConstStr(*a[2], "mma="));
     if ((kind == "wgmma_bf16" || kind == "wgmma_f16") && a[4]) {
-      // The widest instruction for the warp group's columns: N = BN / WN.
+      // The widest instruction for the warp group's columns: N = BN / WN, or, past the widest
+      // wgmma (256), the widest multiple of 64 that divides it (BN = 320: five n64 tiles), so
+      // that each tile's B columns start on a 64-column (128-byte swizzle) block.
       ASSIGN_OR_RETURN(std::vector<int64_t> wg, ConstShape(*a[4], "warpgroups"));
-      if (wg.size() == 2 && wg[1] > 0 && shape[1] % wg[1] == 0)
-        kind = absl::StrCat("wgmma_m64n", shape[1] / wg[1], "k16_", kind.substr(6));
+      if (wg.size() == 2 && wg[1] > 0 && shape[1] % wg[1] == 0) {
+        int64_t n = shape[1] / wg[1];
+        for (int64_t w = 256; n > 256 && w >= 64; w -= 64) {
+          if (n % w == 0) n = w;
+        }
+        kind = absl::StrCat("wgmma_m64n", n, "k16_", kind.substr(6));
+      }
     }
     const MmaInfo* mi = FindMma(kind);
     if (!mi) {
@@ -2739,6 +2749,25 @@ absl::StatusOr<std::optional<Val>> FnLowering::EpilogueBuiltin(const std::string
                               " is not a multiple of 128"),
                  "launch 128, 256, 384, ... threads");
     Emit(name == "tma_store_commit" ? OpCode::kTmaStoreCommit : OpCode::kWarpgroupBarrier, loc);
+    return Val::None(loc);
+  }
+  if (name == "named_barrier_sync" || name == "named_barrier_arrive") {
+    RETURN_IF_ERROR(RequireKernel(loc, absl::StrCat(name, "()")));
+    RETURN_IF_ERROR(RequireHopper(loc, name));
+    ASSIGN_OR_RETURN(auto a, BindArgs(e, name, {"id", "threads"}));
+    ASSIGN_OR_RETURN(Val idv, Eval(*a[0]));
+    if (idv.k == Val::K::kInt && (idv.i < 1 || idv.i > 15))
+      return Err(a[0]->loc, absl::StrCat("named barrier ids are 1..15, got ", idv.i),
+                 "0 is barrier()'s; warpgroup_barrier() takes 1 + warpgroup_id()");
+    ASSIGN_OR_RETURN(int id, Coerce(idv, DType::kI32, idv.loc, "barrier id"));
+    ASSIGN_OR_RETURN(int64_t n, ConstInt(*a[1], "named barrier thread count"));
+    if (n < 32 || n % 32 != 0 || n > f_->threads)
+      return Err(a[1]->loc,
+                 absl::StrCat("a named barrier counts whole warps: threads must be a multiple of "
+                              "32 in 32..",
+                              f_->threads, ", got ", n),
+                 "count every thread that syncs or arrives, e.g. 256 for two warp groups");
+    Emit(OpCode::kNamedBarrier, loc, -1, {id}).ints = {n, name == "named_barrier_sync" ? 1 : 0};
     return Val::None(loc);
   }
   if (name == "tma_store_wait") {

@@ -1,5 +1,6 @@
 #include "dsl/interp.h"
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -132,6 +133,7 @@ enum class I : uint8_t {
   kTmaStoreCommit,
   kTmaStoreWait,
   kWgBarrier,  // warp-group synchronising
+  kNamedBar,   // named_barrier_sync (may block the thread) / named_barrier_arrive
 };
 
 bool IsWarpSync(I c) {
@@ -176,6 +178,15 @@ struct Mbar {
   std::vector<Pending> writes;
 };
 
+// A hardware named barrier (bar.sync / bar.arrive id, threads) of the block: it
+// completes a generation once `threads` threads arrived or synced on it.
+struct NamedBar {
+  int64_t threads = 0;  // the count of the generation in progress (0: none)
+  int64_t arrived = 0;
+  int64_t gen = 0;                // completed generations
+  const ir::Op* first = nullptr;  // the op that started the generation in progress
+};
+
 // A wgmma issued by a warp group, executed when a wgmma_wait covers it.
 struct PendingMma {
   const ir::Op* op;
@@ -215,6 +226,7 @@ struct Thread {
   std::deque<std::vector<Pending>> groups;
   std::vector<BulkRead> bulk_open;  // tma_stores since the last tma_store_commit
   std::deque<std::vector<BulkRead>> bulk_groups;
+  int64_t named_gen = 0;  // blocked in named_barrier_sync: the generation it waits out
 };
 
 class Machine {
@@ -285,6 +297,9 @@ class Machine {
   std::vector<int> mbar_base_;  // flat id of each array's first barrier
   int nmbars_ = 0;
   std::vector<GroupState> groups_;  // per warp group, per block
+  std::array<NamedBar, 16> named_;  // per block
+  bool uses_wg_barrier_ = false;    // warpgroup_barrier() takes ids 1..warp groups
+  absl::Status NamedBarrier(Thread& t, const Insn& in, bool* blocked);
   std::vector<Thread> threads_;
   std::vector<Slot> entry_slots_;
   std::vector<View> entry_views_;
@@ -498,6 +513,12 @@ void Machine::CompileBlock(const ir::Block& b, int fn) {
         break;
       case OpCode::kWarpgroupBarrier:
         in.code = I::kWgBarrier;
+        uses_wg_barrier_ = true;
+        break;
+      case OpCode::kNamedBarrier:
+        in.code = I::kNamedBar;
+        in.imm = op.ints[0];
+        in.sub = static_cast<uint8_t>(op.ints[1]);
         break;
       case OpCode::kFenceProxyAsync:
       case OpCode::kSetMaxNReg:
@@ -1226,6 +1247,18 @@ absl::Status Machine::RunThread(Thread& t) {
         t.seen[(*b)->id] = std::max(t.seen[(*b)->id], (*b)->phase);
         break;
       }
+      case I::kNamedBar: {
+        bool blocked = false;
+        absl::Status st = NamedBarrier(t, in, &blocked);
+        if (!st.ok()) return fail(st);
+        if (blocked) {
+          t.st = Thread::kBlocked;
+          t.pc = pc;
+          executed_ += steps;
+          return absl::OkStatus();
+        }
+        break;
+      }
       case I::kTmaLoad: {
         absl::Status st = TmaLoad(t, in);
         if (!st.ok()) return fail(st);
@@ -1604,9 +1637,41 @@ absl::Status Machine::MbarArrive(const Thread& t, const ir::Op* op, Mbar& b, int
   return absl::OkStatus();
 }
 
+absl::Status Machine::NamedBarrier(Thread& t, const Insn& in, bool* blocked) {
+  const Slot* s = t.slots.data() + t.base;
+  int64_t id = s[in.a].i, n = in.imm;
+  int64_t groups = (k_.threads + 127) / 128;
+  const char* what = in.sub ? "named_barrier_sync" : "named_barrier_arrive";
+  if (id < 1 || id > 15)
+    return Err(t, in.op, absl::StrCat(what, ": barrier id ", id, " is outside 1..15"));
+  if (uses_wg_barrier_ && id <= groups)
+    return Err(t, in.op,
+               absl::StrCat(what, ": barrier id ", id, " is warpgroup_barrier()'s (ids 1..", groups,
+                            " in this kernel); take one above ", groups));
+  NamedBar& b = named_[id];
+  if (b.arrived > 0 && b.threads != n) {
+    return Err(t, in.op,
+               absl::StrCat(what, "(", id, ", ", n, ") joins a generation of barrier ", id,
+                            " started with ", b.threads, " threads at line ",
+                            b.first ? b.first->loc.line : 0, ":", b.first ? b.first->loc.col : 0,
+                            ": every arrival of one generation must give the same count"));
+  }
+  if (b.arrived == 0) b.first = in.op;
+  b.threads = n;
+  t.named_gen = b.gen;
+  if (++b.arrived == n) {
+    b.arrived = 0;
+    ++b.gen;
+    return absl::OkStatus();
+  }
+  *blocked = in.sub != 0;
+  return absl::OkStatus();
+}
+
 bool Machine::WaitPasses(const Thread& t) const {
   const Insn& in = code_[t.pc];
   const Slot* s = t.slots.data() + t.base;
+  if (in.code == I::kNamedBar) return named_[s[in.a].i].gen != t.named_gen;
   const Mbar& b = mbars_[s[in.a].i][s[in.b].i];
   return (b.phase & 1) != s[in.c].i;
 }
@@ -1614,6 +1679,12 @@ bool Machine::WaitPasses(const Thread& t) const {
 std::string Machine::DescribeWait(const Thread& t) const {
   const Insn& in = code_[t.pc];
   const Slot* s = t.slots.data() + t.base;
+  if (in.code == I::kNamedBar) {
+    const NamedBar& nb = named_[s[in.a].i];
+    return absl::StrCat("named_barrier_sync(", s[in.a].i, ", ", in.imm,
+                        ") never returns: ", nb.arrived, " of ", nb.threads,
+                        " threads arrived or synced on it");
+  }
   int64_t bars = s[in.a].i, idx = s[in.b].i;
   const Mbar& b = mbars_[bars][idx];
   int blocked = 0, done = 0, sync = 0;
@@ -2159,6 +2230,7 @@ absl::Status Machine::Launch(std::vector<HostTensor>* tensors, RunStats* stats) 
         for (std::vector<Mbar>& bars : mbars_) {
           for (Mbar& b : bars) b = Mbar{};
         }
+        named_.fill(NamedBar{});
         groups_.assign((k_.threads + 127) / 128, GroupState{});
         while (true) {
           for (Thread& t : threads_) {
@@ -2213,6 +2285,8 @@ absl::Status Machine::Launch(std::vector<HostTensor>* tensors, RunStats* stats) 
           for (Thread& t : threads_) {
             if (t.st == Thread::kBlocked && WaitPasses(t)) {
               t.st = Thread::kReady;
+              // A named barrier counted this thread when it blocked: resume after it.
+              if (code_[t.pc].code == I::kNamedBar) ++t.pc;
               progress = true;
             }
           }

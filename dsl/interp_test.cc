@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/str_replace.h"
 #include "dsl/check.h"
 #include "dsl/mma.h"
 
@@ -237,6 +238,20 @@ TEST_CASE("TMA-store epilogue GEMM (acc -> swizzled shared sub-tiles -> tma_stor
     REQUIRE(r.ok());
     CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
   }
+  // BN = 320 (five m64n64k16 tiles per warp group) with N = 704: three column tiles, the last
+  // one starting at N - BN = 384, overlapping the second (320..639); every column is written.
+  auto r = RunExample("gemm_wgmma_tma_store.py", "", {{"M", 256}, {"N", 704}, {"K", 192}},
+                      {{"SMS", "4"}, {"BN", "320"}, {"STAGES", "3"}});
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  CHECK(r->stats.blocks == 4);
+  CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
+  // BN = 192 (one m64n192k16 tile) with N = 448: the last column tile starts at 256.
+  auto r192 = RunExample("gemm_wgmma_tma_store.py", "", {{"M", 128}, {"N", 448}, {"K", 128}},
+                         {{"SMS", "2"}, {"BN", "192"}, {"EBUFS", "4"}});
+  INFO(r192.status().message());
+  REQUIRE(r192.ok());
+  CHECK(Worst(r192->t[2].data, Gemm(r192->t[0], r192->t[1]), 1e-3, 1e-3) <= 1);
 }
 
 TEST_CASE("TMA-store epilogue hazards are reported") {
@@ -486,15 +501,23 @@ TEST_CASE("flash attention forward on wgmma (warp-specialized, TMA)") {
        {Case{"False", "64", 1, 1, 256, 2, ""}, Case{"True", "64", 2, 2, 256, 3, ""},
         Case{"False", "128", 1, 1, 256, 2, ""}, Case{"True", "128", 1, 1, 384, 2, ""},
         Case{"False", "64", 1, 1, 384, 3, "flash_attention_wgmma_serial"},
-        Case{"True", "128", 2, 2, 256, 2, "flash_attention_wgmma_serial"}}) {
+        Case{"True", "128", 2, 2, 256, 2, "flash_attention_wgmma_serial"},
+        Case{"False", "64", 1, 1, 384, 3, "flash_attention_wgmma_pingpong"},
+        Case{"True", "64", 1, 1, 256, 2, "flash_attention_wgmma_pingpong"},
+        Case{"True", "128", 2, 2, 256, 2, "flash_attention_wgmma_pingpong"},
+        Case{"False", "64", 1, 2, 256, 2, "flash_attention_wgmma_persistent"},
+        Case{"True", "128", 2, 2, 384, 3, "flash_attention_wgmma_persistent"}}) {
     INFO(c.kernel << " " << c.causal << " HD=" << c.hd << " G=" << c.g << " S=" << c.s);
     int64_t hkv = c.bh / c.g;
-    auto r = RunExample("flash_attention_wgmma.py", c.kernel,
-                        {{"RQ", c.bh * c.s}, {"RKV", hkv * c.s}, {"BH", c.bh}, {"S", c.s}},
-                        {{"CAUSAL", c.causal},
-                         {"HD", c.hd},
-                         {"G", std::to_string(c.g)},
-                         {"STAGES", std::to_string(c.stages)}});
+    const bool persistent = std::string(c.kernel) == "flash_attention_wgmma_persistent";
+    std::map<std::string, std::string> consts = {{"CAUSAL", c.causal},
+                                                 {"HD", c.hd},
+                                                 {"G", std::to_string(c.g)},
+                                                 {"STAGES", std::to_string(c.stages)}};
+    if (persistent) consts["SMS"] = "2";  // 2 blocks: each runs several tiles (S / 128 * BH)
+    auto r = RunExample(
+        persistent ? "flash_attention_wgmma_persistent.py" : "flash_attention_wgmma.py", c.kernel,
+        {{"RQ", c.bh * c.s}, {"RKV", hkv * c.s}, {"BH", c.bh}, {"S", c.s}}, consts);
     INFO(r.status().message());
     REQUIRE(r.ok());
     auto ref = AttentionRef(Heads(r->t[0], c.s), Heads(r->t[1], c.s), Heads(r->t[2], c.s),
@@ -503,10 +526,73 @@ TEST_CASE("flash attention forward on wgmma (warp-specialized, TMA)") {
   }
 }
 
+// Two warp groups hand a shared value back and forth through two named
+// barriers: arrive (no wait) on the other's barrier, sync on one's own.
+constexpr char kNamedPingPong[] = R"(@kernel(threads=256, arch="sm_90a")
+def nb(X: Tensor[f32, "N"]):
+    grid(1)
+    buf = shared(f32, (1,))
+    if warpgroup_id() == 0:
+        for i in range(3):
+            if thread_id() == 0:
+                buf[0] = f32(i + 1) * 10.0
+            named_barrier_arrive(5, 256)
+            named_barrier_sync(6, 256)
+    else:
+        acc = 0.0
+        for i in range(3):
+            named_barrier_sync(5, 256)
+            acc = acc + buf[0]
+            named_barrier_arrive(6, 256)
+        if thread_id() == 128:
+            X[0] = acc
+)";
+
+TEST_CASE("named barriers: arrive and sync hand data between warp groups") {
+  auto r = RunText("nb.py", kNamedPingPong, "", {{"N", 1}});
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  CHECK(r->t[0].data[0] == 60.0);
+}
+
+TEST_CASE("named barrier misuse is a located error") {
+  struct Bad {
+    const char* from;
+    const char* to;
+    const char* msg;
+  };
+  for (const Bad& b :
+       {Bad{"            named_barrier_arrive(5, 256)\n            named_barrier_sync(6",
+            "            named_barrier_sync(6", "named_barrier_sync(6, 256) never returns"},
+        Bad{"named_barrier_sync(5, 256)", "named_barrier_sync(5, 128)",
+            "every arrival of one generation must give the same count"},
+        Bad{"named_barrier_sync(5, 256)", "named_barrier_sync(0, 256)",
+            "named barrier ids are 1..15"},
+        Bad{"named_barrier_sync(5, 256)", "named_barrier_sync(5, 100)", "a multiple of 32"},
+        Bad{"        acc = 0.0\n", "        warpgroup_barrier()\n        acc = 0.0\n",
+            "warpgroup_barrier()'s"}}) {
+    std::string text = kNamedPingPong;
+    std::string from = b.from, to = b.to;
+    size_t p = text.find(from);
+    REQUIRE(p != std::string::npos);
+    text.replace(p, from.size(), to);
+    if (std::string(b.msg) == "warpgroup_barrier()'s") {
+      // ids 1..2 belong to warpgroup_barrier() in a 256-thread kernel that uses it
+      text = absl::StrReplaceAll(text, {{"(5, 256)", "(2, 256)"}});
+    }
+    auto r = RunText("bad.py", text, "", {{"N", 1}});
+    REQUIRE_FALSE(r.ok());
+    std::string msg(r.status().message());
+    INFO(msg);
+    CHECK(msg.find("bad.py:") == 0);
+    CHECK(msg.find(b.msg) != std::string::npos);
+  }
+}
+
 TEST_CASE("softmax on a wgmma accumulator before its wait is reported") {
   std::string text = ReadFile(ExamplePath("flash_attention_wgmma.py"));
   const std::string wait = "wgmma_wait(1)  ";
-  size_t p = text.find(wait);
+  size_t p = text.rfind(wait);  // the last kernel's (flash_attention_wgmma, the default)
   REQUIRE(p != std::string::npos);
   text.replace(p, wait.size(), "pass           ");
   auto r = RunText("early.py", text, "", {{"RQ", 128}, {"RKV", 128}, {"BH", 1}, {"S", 128}},

@@ -202,6 +202,8 @@ const char* OpCodeName(OpCode c) {
       return "tma_store_wait";
     case OpCode::kWarpgroupBarrier:
       return "warpgroup_barrier";
+    case OpCode::kNamedBarrier:
+      return "named_barrier";
     case OpCode::kCall:
       return "call";
     case OpCode::kReturn:

@@ -171,6 +171,9 @@ enum class OpCode : uint8_t {
   kTmaStoreCommit,    // cp.async.bulk.commit_group (the issuing thread's bulk stores)
   kTmaStoreWait,      // ints [groups allowed in flight]: cp.async.bulk.wait_group.read
   kWarpgroupBarrier,  // bar.sync 1 + warpgroup_id(), 128: the executing warp group only
+  kNamedBarrier,      // operands [id (i32)]; ints [threads, 1 = sync (bar.sync) / 0 = arrive
+                      // (bar.arrive)]: hardware barrier `id` completes once `threads` threads
+                      // arrived or synced on it; only sync waits for that
   // Warp and block collectives.
   kShfl,         // sub: ShflKind; operands [x, arg]
   kWarpReduce,   // sub: ReduceKind; operands [x]

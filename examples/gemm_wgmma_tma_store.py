@@ -5,7 +5,13 @@ writes for the async proxy, and one elected thread stores the buffer with the co
 (tma_store into its bulk async-group). Before a buffer is rewritten the elected thread waits
 until at most EBUFS - 1 of its stores still read shared memory (tma_store_wait), and a
 warp-group barrier passes that on. The last stores of a tile overlap the next tile's main loop;
-the global writes of all of them do."""
+the global writes of all of them do.
+
+N need only be a multiple of 64 (and at least BN): the last column tile starts at N - BN, so it
+overlaps the one before it when BN does not divide N and both write the same values there (the
+same dot products in the same order). BN = 320 (five n64 wgmma tiles per warp group, 3 stages) so
+makes 4096 x 14336 45 column tiles: 1440 tiles = 10.9 waves of 132, where 128 x 256 gives 1792 =
+13.6 waves (the same tail that cuBLAS's 320-wide tiles avoid at that shape)."""
 
 
 @kernel(threads=384, arch="sm_90a")
@@ -33,6 +39,7 @@ def gemm_wgmma_tma_store(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
                 rows = min(TM - first, GROUP)
                 bm = first + t % (GROUP * TN) % rows
                 bn = t % (GROUP * TN) // rows
+                bc = min(bn * (BN // 64), N // 64 - BN // 64)
                 for k in range(KT):
                     it = i * KT + k
                     s = it % STAGES
@@ -40,7 +47,7 @@ def gemm_wgmma_tma_store(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
                     mbarrier_arrive_expect_tx(full[s], (BM * BK + BK * BN) * 2)
                     tma_load(A.tile((BM, BK), (bm, k)), sA[s], full[s])
                     for j in range(BN // 64):
-                        tma_load(B.tile((BK, 64), (k, bn * (BN // 64) + j)), sB[s, j], full[s])
+                        tma_load(B.tile((BK, 64), (k, bc + j)), sB[s, j], full[s])
     else:
         setmaxnreg(232)
         wg = warpgroup_id() - 1
@@ -50,6 +57,7 @@ def gemm_wgmma_tma_store(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
             rows = min(TM - first, GROUP)
             bm = first + t % (GROUP * TN) % rows
             bn = t % (GROUP * TN) // rows
+            bc = min(bn * (BN // 64), N // 64 - BN // 64)
             acc = fragment(f32, (BM, BN), mma="wgmma_bf16", warpgroups=(2, 1), first_warpgroup=1)
             for k in range(KT):
                 it = i * KT + k
@@ -58,7 +66,7 @@ def gemm_wgmma_tma_store(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
                 a = wgmma_operand(sA[s], acc, operand="A")
                 b = wgmma_operand(sB[s], acc, operand="B")
                 assert_tag(a, lambda r, c: A(bm * BM + r, k * BK + c))
-                assert_tag(b, lambda r, c: B(k * BK + r, bn * BN + c))
+                assert_tag(b, lambda r, c: B(k * BK + r, bc * 64 + c))
                 wgmma(acc, a, b)
                 wgmma_commit()
                 wgmma_wait(1)
@@ -76,7 +84,7 @@ def gemm_wgmma_tma_store(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
                 fence_proxy_async()
                 warpgroup_barrier()
                 if thread_id() % 128 == 0:
-                    tma_store(sC[wg, e % EBUFS], C.tile((64, 32), (bm * 2 + wg, bn * EN + j)))
+                    tma_store(sC[wg, e % EBUFS], C.tile((64, 32), (bm * 2 + wg, bc * 2 + j)))
                     tma_store_commit()
         if thread_id() % 128 == 0:
             tma_store_wait(0)

@@ -35,13 +35,15 @@ absl::StatusOr<bool> VerifyVerb(const std::vector<std::string>& args, std::ostre
   std::vector<std::string> consts, dims;
   std::string arch;
   bool json = false;
-  int64_t timeout_ms = 5000;
+  int64_t timeout_ms = 5000, deadline_ms = 0;
   FlagSet fs("argus verify", "argus verify FILE [--const NAME=V]... [--dims M=..,N=..] [--json]");
   fs.List("const", &consts, "NAME=V: override a const parameter (repeatable)");
   fs.List("dims", &dims, "NAME=V,...: concrete tensor dims (others stay symbolic)");
   fs.String("arch", &arch, "target: sm_90a or gfx942");
   fs.Bool("json", &json, "print the report as JSON");
   fs.Int("timeout-ms", &timeout_ms, "Z3 time per obligation (a timeout is reported as unknown)");
+  fs.Int("deadline-ms", &deadline_ms,
+         "wall-clock budget of the whole verification (0: none); past it the result is unknown");
   ASSIGN_OR_RETURN(std::vector<std::string> pos, fs.Parse(args));
   if (fs.help_requested()) {
     out << fs.Help();
@@ -57,8 +59,10 @@ absl::StatusOr<bool> VerifyVerb(const std::vector<std::string>& args, std::ostre
     check.consts[k] = v;
     return absl::OkStatus();
   }));
+  if (deadline_ms < 0) return absl::InvalidArgumentError("--deadline-ms must be >= 0");
   VerifyOptions opt;
   opt.solver_timeout_ms = static_cast<unsigned>(timeout_ms);
+  opt.deadline_ms = deadline_ms;
   RETURN_IF_ERROR(SplitKv(dims, "dims", [&](const std::string& k, const std::string& v) {
     int64_t x;
     if (!absl::SimpleAtoi(v, &x) || x < 1 || x > (int64_t{1} << 30)) {

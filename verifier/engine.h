@@ -150,6 +150,16 @@ struct MbOp {
   // Arrivals and TMA loads: their place in the barrier's arrival sequence,
   // G = ga * N + gc (the index is G % S), executed where `resid` holds.
   int64_t ga = 1, gc = 0, g_first = 0;
+  // A one-shot op (outside the loops of its role, e.g. a pipeline's peeled
+  // first or last iteration) written over a run-time index, `bars[(n - 1) %
+  // S]`: its sequence number is that term (block-uniform), not a constant.
+  std::optional<expr> gc_sym;
+  // Waits: the sequence number of the first execution (the index written as
+  // `E % S`: E at N = v; otherwise the index), and the first sequence number
+  // of its family (the waits of the same threads on the same array: a
+  // peeled wait and the loop's); its round is (G - wbase) / S.
+  std::optional<expr> seq0;
+  int64_t wbase = 0;
   std::vector<int64_t> executors;    // threads that execute it
   std::optional<expr> n_own, total;  // N in its own loop vars; iterations of the nest
   std::optional<expr> resid;         // the iterations that execute it (own loop vars)
@@ -219,14 +229,55 @@ class Engine {
 
   // ---- helpers
   std::string Src(Loc l) const { return std::string(mod_.source ? mod_.source->Line(l.line) : ""); }
+  std::string Where(Loc l) const {
+    return absl::StrCat(mod_.source ? mod_.source->name() : "", ":", l.line);
+  }
+  // A construct the verifier cannot follow: the kernel cannot be proved, so
+  // the verification stops here (the rest of the walk and the checks after
+  // it would only spend time on a verdict that stays unknown).
   void Unsupported(const Op& op, const std::string& what) {
+    if (stopped_) return;
     Finding f;
     f.severity = Severity::kUnknown;
     f.check = "unsupported";
-    f.message = absl::StrCat("unsupported: ", what, " (the verifier cannot prove this kernel)");
+    f.message =
+        absl::StrCat("unsupported: ", dsl::ir::OpCodeName(op.code), " at ", Where(op.loc), ": ",
+                     what, " (the verifier cannot prove this kernel; it stopped here)");
     f.loc = op.loc;
     f.source_line = Src(op.loc);
     rep_->findings.push_back(f);
+    stopped_ = true;
+  }
+  // The request's deadline: once past it, one `unknown` finding names the
+  // program point the engine had reached, and everything stops (the walk
+  // checks it before every op, the checks after the walk before every
+  // obligation). Returns whether the engine must stop.
+  bool Expired(const Op& op) {
+    if (stopped_) return true;
+    if (opt_.deadline_ms <= 0 || NowMs() <= deadline_) return false;
+    Finding f;
+    f.severity = Severity::kUnknown;
+    f.check = "deadline";
+    f.message = absl::StrCat("unknown: deadline of ", opt_.deadline_ms, " ms reached at ",
+                             Where(op.loc), " (", dsl::ir::OpCodeName(op.code),
+                             "); the rest of the kernel was not checked");
+    f.loc = op.loc;
+    f.source_line = Src(op.loc);
+    rep_->findings.push_back(f);
+    stopped_ = true;
+    return true;
+  }
+  // Solver::Prove with the per-obligation timeout cut to what is left of the
+  // deadline (a query never runs past it).
+  absl::StatusOr<ProofResult> ProveIn(const expr& ob,
+                                      const std::vector<std::pair<std::string, expr>>& watch = {}) {
+    unsigned t = opt_.solver_timeout_ms;
+    if (opt_.deadline_ms > 0) {
+      int64_t left = std::max<int64_t>(1, deadline_ - NowMs());
+      if (left < static_cast<int64_t>(t)) t = static_cast<unsigned>(left);
+    }
+    solver_.set_timeout_ms(t);
+    return solver_.Prove(ob, facts_, watch);
   }
   expr IntOf(int var) {
     Val& v = vals_[var];
@@ -419,20 +470,9 @@ class Engine {
                   const std::vector<std::pair<std::string, expr>>& watch,
                   const std::function<void(const ProofResult&, Finding*)>& explain,
                   std::optional<expr> rest = std::nullopt) {
+    if (Expired(op)) return;
     rep_->obligations++;
-    if (opt_.deadline_ms > 0 && NowMs() > deadline_) {
-      if (!deadline_reported_) {
-        Finding f;
-        f.severity = Severity::kUnknown;
-        f.check = check;
-        f.message = "unknown: deadline exceeded before this and later obligations were decided";
-        f.loc = op.loc;
-        rep_->findings.push_back(f);
-        deadline_reported_ = true;
-      }
-      return;
-    }
-    auto r = solver_.Prove(!bad, facts_, watch);
+    auto r = ProveIn(!bad, watch);
     if (trace_ && r.ok()) {
       std::fprintf(stderr, "[verifier] %s %d:%d %s %.3fs\n", check.c_str(), op.loc.line, op.loc.col,
                    VerdictName(r->verdict), r->seconds);
@@ -450,7 +490,7 @@ class Engine {
     if (r->verdict == Verdict::kProved && rest) {
       // `bad` covered the refutations that need no value older than the
       // window; `rest` adds those that do: widen the window before reporting.
-      auto r2 = solver_.Prove(!*rest, facts_, watch);
+      auto r2 = ProveIn(!*rest, watch);
       if (r2.ok() && r2->verdict == Verdict::kRefuted && opt_.window < 16) {
         needs_window = true;
         rep_->proved++;
@@ -531,8 +571,14 @@ class Engine {
   void CheckRead(const Event& rd);
   void CheckAssert(const Op& op);
   void CheckMmaK(const Op& op);
-  // ---- fragment math (verify_frag.cc)
   struct KSide;
+  void CheckMmaSides(const Op& op, const KSide& a, const KSide& b, const expr& i, const expr& kk,
+                     const expr& j);
+  TagSet IterationValue(int loop, const TagSet& before, const TagSet& body, bool last);
+  // MMA K checks waiting for the end of a loop (operands carried from the
+  // previous iteration), by loop.
+  std::multimap<int, std::function<void(const std::map<int, FragTags>&)>> pending_k_;
+  // ---- fragment math (verify_frag.cc)
   absl::Status DoFragMath(const Op& op);
   void DoMma(const Op& op);
   bool OperandSide(int var, bool is_a, const expr& r, const expr& c, KSide* s);
@@ -614,17 +660,30 @@ class Engine {
                              bool uniform = true);
   void CheckAccRead(const Op& op, int acc);
   bool Analyze(MbOp& m);
+  bool WaitFamily(MbOp& m, bool numeral, const std::function<bool(const std::string&)>& fail);
+  void CheckWaitFamilies();
   void FreeInstVars(const expr& e, std::set<unsigned>* out);
   std::vector<expr> NestValues(const MbOp& m, const expr& n);
   Subst At(const MbOp& m, const expr& n, std::optional<expr> tid);
   // A wait's own round (its executions on that index so far) and the phase it
   // observes; an arrival's round (its place in the arrival sequence).
   expr Target(const MbOp& w, const expr& n) {
-    return (n - I(w.v)) / I(bars_[w.bar].count) + I(w.delta);
+    return (n - I(w.v) + *w.seq0 - I(w.wbase)) / I(bars_[w.bar].count) + I(w.delta);
   }
-  int64_t G0(const MbOp& a) { return bars_[a.bar].g0 ? *bars_[a.bar].g0 : a.g_first; }
+  expr Gc(const MbOp& a) { return a.gc_sym ? *a.gc_sym : I(a.gc); }
+  // The array's first arrival sequence number: fixed after the walk; during
+  // it, the smallest constant one of the arrivals analyzed so far.
+  int64_t G0(const MbOp& a) {
+    if (bars_[a.bar].g0) return *bars_[a.bar].g0;
+    std::optional<int64_t> g0;
+    for (const MbOp& m : mbops_) {
+      if (m.bar != a.bar || m.kind == MbOp::kWait || m.state <= 0 || m.gc_sym) continue;
+      g0 = g0 ? std::min(*g0, m.g_first) : m.g_first;
+    }
+    return g0 ? *g0 : a.g_first;
+  }
   expr Round(const MbOp& a, const expr& n) {
-    return (I(a.ga) * n + I(a.gc) - I(G0(a))) / I(bars_[a.bar].count);
+    return (I(a.ga) * n + Gc(a) - I(G0(a))) / I(bars_[a.bar].count);
   }
   // Arrival op `a`'s iteration in round t of index b, and whether it has one.
   expr SeqOf(const MbOp& a, const expr& b, const expr& t) {
@@ -632,7 +691,7 @@ class Engine {
     return I(g0) + t * I(S) + z3::mod(b - I(g0), I(S));
   }
   expr Inv(const MbOp& a, const expr& b, const expr& t) {
-    return (SeqOf(a, b, t) - I(a.gc)) / I(a.ga);
+    return (SeqOf(a, b, t) - Gc(a)) / I(a.ga);
   }
   expr CoversSeq(const MbOp& a, const expr& g);
   expr Covers(const MbOp& a, const expr& b, const expr& t) {
@@ -717,13 +776,20 @@ class Engine {
   bool needs_window = false;
 
  private:
-  bool deadline_reported_ = false;
+  bool stopped_ = false;  // deadline reached or unsupported construct: stop
   int64_t deadline_ = NowMs() + opt_.deadline_ms;
+
+ public:
+  // The request's deadline as an absolute time (NowMs), when the engine is
+  // one of several runs of one request (the window widening reruns).
+  void set_deadline_at(int64_t at_ms) { deadline_ = at_ms; }
   static int64_t NowMs() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
   }
+
+ private:
   bool trace_ = std::getenv("ARGUS_VERIFIER_TRACE") != nullptr;
 };
 

@@ -40,6 +40,8 @@ class Solver {
   explicit Solver(unsigned timeout_ms = 10'000);
 
   z3::context& ctx() { return ctx_; }
+  // The time limit of later Prove() calls (e.g. cut to a request's deadline).
+  void set_timeout_ms(unsigned t) { timeout_ms_ = t; }
   // An integer variable in [lo, hi] (both inclusive); it is reported in models.
   z3::expr IntVar(const std::string& name, int64_t lo, int64_t hi);
   // A bit-vector variable of `bits` bits in [lo, hi] (unsigned); reported in models.

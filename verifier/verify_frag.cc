@@ -188,11 +188,82 @@ void Engine::CheckMmaK(const Op& op) {
       !OperandSide(op.operands[2], false, kk, j, &b))
     return;  // operands the verifier does not track (no read to follow)
   if (!a.carried.empty() || !b.carried.empty()) {
+    const int var = op.operands[1];
+    const std::set<std::pair<int, int>> self = {
+        {loop_stack_.empty() ? -1 : loop_stack_.back(), var}};
+    if (b.carried.empty() && a.from_acc && a.carried == self) {
+      // A register operand carried from the previous iteration (FA3: P(t-1)
+      // of the last iteration meets V(t-1)): decided when the loop ends and
+      // the body's last value of the operand is known.
+      const int loop = loop_stack_.back();
+      const std::vector<int> loops = loop_stack_;
+      const dsl::ir::Type ty = f_.vars[var].type;
+      pending_k_.emplace(loop, [=, this](const std::map<int, FragTags>& saved) {
+        auto before = saved.find(var);
+        const Val& now = vals_[var];
+        if (before == saved.end() || !now.ft || !now.ft->cols.carried.empty() ||
+            !before->second.cols.carried.empty())
+          return Unsupported(op,
+                             "an MMA operand carried across loop iterations whose value depends "
+                             "on more than the previous iteration");
+        TagSet at = IterationValue(loop, before->second.cols, now.ft->cols, /*last=*/false);
+        KSide a2 = a;
+        z3::expr_vector from(c_), to(c_);
+        from.push_back(fi_);
+        from.push_back(fj_);
+        to.push_back(i);
+        to.push_back(kk);
+        a2.alts.clear();
+        for (const TagAlt& x : at.alts) a2.alts.push_back(SubstAlt(x, from, to));
+        a2.known = at.known ? Substitute(*at.known, from, to) : c_.bool_val(true);
+        a2.carried.clear();
+        (void)ty;
+        std::vector<int> outer = loop_stack_;
+        loop_stack_ = loops;
+        CheckMmaSides(op, a2, b, i, kk, j);
+        loop_stack_ = outer;
+      });
+      return;
+    }
     Unsupported(op,
                 "an MMA operand built from a fragment carried across loop iterations (its "
                 "earlier iterations' tags are not followed)");
     return;
   }
+  CheckMmaSides(op, a, b, i, kk, j);
+}
+
+// A loop-carried fragment's tags in an iteration (`last`: false, the value
+// at the head of iteration k: the value before the loop at k = lo, the
+// body's last value of iteration k - 1 after; true, the value after the loop:
+// the body's last value of the last iteration, or the value before the loop
+// when it ran no iteration).
+TagSet Engine::IterationValue(int loop, const TagSet& before, const TagSet& body, bool last) {
+  const LoopInfo& li = loops_[loop];
+  expr k = *li.var;
+  z3::expr_vector from(c_), to(c_);
+  from.push_back(k);
+  to.push_back(last ? *li.lo + (*li.trip - 1) * I(li.step) : k - I(li.step));
+  expr old = last ? *li.trip == 0 : k == *li.lo;
+  TagSet out;
+  for (const TagAlt& x : before.alts) {
+    TagAlt y = x;
+    y.cond = x.cond && old;
+    out.alts.push_back(y);
+  }
+  for (const TagAlt& x : body.alts) {
+    TagAlt y = SubstAlt(x, from, to);
+    y.cond = y.cond && !old;
+    out.alts.push_back(y);
+  }
+  expr kb = before.known ? *before.known : c_.bool_val(true);
+  expr kn = body.known ? Substitute(*body.known, from, to) : c_.bool_val(true);
+  out.known = z3::implies(old, kb) && z3::implies(!old, kn);
+  return out;
+}
+
+void Engine::CheckMmaSides(const Op& op, const KSide& a, const KSide& b, const expr& i,
+                           const expr& kk, const expr& j) {
   // The K coordinate of a tag: the one coordinate that moves with kk (the
   // fragment's K index). A 2-D tag that does not mention kk (a broadcast)
   // keeps the GEMM convention: A's column, B's row.
@@ -275,7 +346,8 @@ void Engine::CheckMmaK(const Op& op) {
         f->cex.coordinates = {mi, mk};
         // The lane that holds A element (i, kk), from the instruction's lane
         // table (any layout FragGeom describes).
-        if (a.geom && a.geom->mma && !a.geom->mma->wgmma) {
+        // (wgmma: only a register A operand has lanes; a descriptor has none.)
+        if (a.geom && a.geom->mma && (!a.geom->mma->wgmma || a.from_acc)) {
           const dsl::FragGeom& g = *a.geom;
           bool found = false;
           for (int w = 0; w < g.wm * g.wn && !found; ++w) {
@@ -354,6 +426,16 @@ absl::Status Engine::DoFragMath(const Op& op) {
   const dsl::ir::Type& rt = f_.vars[op.result].type;
   if (rt.is_frag()) out.geom = rt.frag.Geom();
   FragTags ft;
+  // Fragment math reads its data operands: a wgmma accumulator only after
+  // the wgmma_wait that covers its last wgmma (col_index / row_fill read
+  // only the geometry; to_operand's second operand names the target).
+  if (op.code == OpCode::kFragEw || op.code == OpCode::kFragRowReduce ||
+      op.code == OpCode::kToOperand) {
+    for (size_t x = 0; x < op.operands.size(); ++x) {
+      if (op.code != OpCode::kFragEw && x > 0) break;
+      if (acc_group_.count(op.operands[x])) CheckAccRead(op, op.operands[x]);
+    }
+  }
   auto tags_of = [&](int var) -> std::optional<FragTags> {
     const Val& v = vals_[var];
     if (v.k != Val::kFrag) return FragTags{};  // a scalar: no tags
@@ -409,31 +491,40 @@ void Engine::CheckRowReduceLayout(const Op& op, const dsl::FragGeom& g) {
   if (!g.mma || g.wn != 1) {
     why = "the accumulator's rows span several warps";
   } else {
-    int bits = dsl::AccColumnLaneBits(*g.mma), ws = g.mma->warp_size;
+    // Each lane-element belongs to the group (lane less its column bits, row
+    // slot); a group must hold one row and all of its columns. Tables built
+    // once: O(lanes x elements) per warp (a wgmma accumulator has 128 lanes
+    // of up to 128 elements).
+    const int bits = dsl::AccColumnLaneBits(*g.mma), ws = g.mma->warp_size, per = g.PerLane();
+    std::vector<int> slot(per);
+    for (int e = 0; e < per; ++e) slot[e] = g.RowSlot(e);
+    struct Group {
+      int row = -1, lane = 0;
+      std::set<int> cols;
+    };
     for (int w = 0; w < g.wm && why.empty(); ++w) {
+      std::map<std::pair<int, int>, Group> groups;
       for (int l = 0; l < ws && why.empty(); ++l) {
-        for (int e = 0; e < g.PerLane() && why.empty(); ++e) {
+        for (int e = 0; e < per; ++e) {
           int row, col;
           g.Coord(w, l, e, &row, &col);
-          std::set<int> cols;
-          for (int m = 0; m < ws && why.empty(); ++m) {
-            if ((m & ~bits) != (l & ~bits)) continue;  // not in l's reduction group
-            for (int q = 0; q < g.PerLane(); ++q) {
-              if (g.RowSlot(q) != g.RowSlot(e)) continue;
-              int r2, c2;
-              g.Coord(w, m, q, &r2, &c2);
-              if (r2 != row) {
-                why = absl::StrCat("warp ", w, " lane ", m, " element ", q, " holds row ", r2,
-                                   ", combined into row ", row, " of lane ", l);
-                break;
-              }
-              cols.insert(c2);
-            }
+          Group& gr = groups[{l & ~bits, slot[e]}];
+          if (gr.row < 0) {
+            gr.row = row;
+            gr.lane = l;
+          } else if (gr.row != row) {
+            why = absl::StrCat("warp ", w, " lane ", l, " element ", e, " holds row ", row,
+                               ", combined into row ", gr.row, " of lane ", gr.lane);
+            break;
           }
-          if (why.empty() && static_cast<int>(cols.size()) != g.bn)
-            why = absl::StrCat("row ", row, " of warp ", w, " combines ", cols.size(), " of ", g.bn,
-                               " columns");
+          gr.cols.insert(col);
         }
+      }
+      for (const auto& [key, gr] : groups) {
+        if (!why.empty()) break;
+        if (static_cast<int>(gr.cols.size()) != g.bn)
+          why = absl::StrCat("row ", gr.row, " of warp ", w, " combines ", gr.cols.size(), " of ",
+                             g.bn, " columns");
       }
     }
   }
@@ -520,7 +611,32 @@ void Engine::CarryBegin(int loop, const Block& body, std::map<int, FragTags>* sa
 }
 
 void Engine::CarryEnd(int loop, const std::map<int, FragTags>& saved) {
+  // MMA checks on operands carried from the previous iteration, now that the
+  // body's last values are known.
+  auto [pb, pe] = pending_k_.equal_range(loop);
+  std::vector<std::function<void(const std::map<int, FragTags>&)>> todo;
+  for (auto it = pb; it != pe; ++it) todo.push_back(it->second);
+  pending_k_.erase(loop);
+  for (auto& f : todo) f(saved);
+  std::set<int> assigned;  // by the body (for loops; while loops keep the union)
+  if (loop >= 0) {
+    std::function<void(const Block&)> scan = [&](const Block& b) {
+      for (const Op& o : b) {
+        if (o.result >= 0) assigned.insert(o.result);
+        for (const Block& r : o.regions) scan(r);
+      }
+    };
+    scan(loops_[loop].op->regions[0]);
+  }
   auto settle = [&](int v, TagSet* t, const TagSet* before) {
+    bool mine = false;
+    for (const auto& [l, x] : t->carried) mine |= l == loop;
+    if (!mine && assigned.count(v)) {
+      // A value the body rebuilds from scratch: after the loop it is the
+      // last iteration's (or the value before the loop when none ran).
+      *t = IterationValue(loop, before ? *before : TagSet{}, *t, /*last=*/true);
+      return;
+    }
     bool other = false;
     for (auto it = t->carried.begin(); it != t->carried.end();) {
       if (it->first != loop) {

@@ -79,12 +79,14 @@ bool Engine::Analyze(MbOp& m) {
     m.why = why;
     return false;
   };
-  if (m.loops.empty()) return fail("an mbarrier operation or TMA load outside a loop");
   std::set<unsigned> idx;
   FreeInstVars(*m.index, &idx);
   size_t d = m.loops.size();
   if (m.kind == MbOp::kTma) {
-    while (d > 1 && !loops_[m.loops[d - 1]].has_mbar_sync &&
+    // Loops that only repeat TMA issues (no mbarrier operation, the index
+    // does not move) are repetitions within one round; with none left the
+    // load is one-shot (a Q tile loaded once in KD column blocks).
+    while (d > 0 && !loops_[m.loops[d - 1]].has_mbar_sync &&
            !idx.count(loops_[m.loops[d - 1]].var->id()))
       --d;
   }
@@ -157,7 +159,7 @@ bool Engine::Analyze(MbOp& m) {
   auto holds = [&](const expr& e) {
     expr r = fixed_dims_(e).simplify();
     if (r.is_true() || r.is_false()) return r.is_true();
-    auto p = solver_.Prove(e, facts_);
+    auto p = ProveIn(e);
     return p.ok() && p->verdict == Verdict::kProved;
   };
   expr ranges = c_.bool_val(true);
@@ -171,11 +173,49 @@ bool Engine::Analyze(MbOp& m) {
   }
   if (!found) return fail("no iteration among the first 64 executes it");
   auto valid = [&](const expr& e) {
-    auto r = solver_.Prove(e, facts_);
+    auto r = ProveIn(e);
     return r.ok() && r->verdict == Verdict::kProved;
   };
   int64_t S = bars_[m.bar].count;
   m.resid = reps0(*resid);
+  // The index written as E % S: E, the sequence number.
+  std::optional<expr> mod_arg;
+  {
+    expr ix = *m.index;
+    int64_t sv;
+    if (ix.is_app() && ix.decl().decl_kind() == Z3_OP_MOD && ix.num_args() == 2 &&
+        fixed_dims_(ix.arg(1)).simplify().is_numeral_i64(sv) && sv == S)
+      mod_arg = ix.arg(0);
+  }
+  if (m.nest.empty()) {
+    // One-shot (outside its role's loops: a peeled first or last pipeline
+    // iteration, or a tile loaded once): one execution, N = 0, whose sequence
+    // number is E for an index E % S, else the index itself; E may be a
+    // run-time term of the block (`(nkv - 1) % S`), never of the thread.
+    expr g = fixed_dims_(mod_arg ? *mod_arg : *m.index).simplify();
+    if (!only(g, none))
+      return fail("a one-shot mbarrier operation whose barrier index depends on the thread");
+    int64_t gv;
+    bool numeral = g.is_numeral_i64(gv);
+    if (!valid(*m.index == z3::mod(g, I(S))))
+      return fail("its barrier index is not its sequence number % the barrier count");
+    if (m.kind != MbOp::kWait) {
+      m.ga = 1;
+      if (numeral) {
+        m.gc = m.g_first = gv;
+      } else {
+        m.gc_sym = g;
+      }
+      m.state = 1;
+      return true;
+    }
+    m.seq0 = g;
+    if (m.parity) {
+      m.parity = fixed_dims_(*m.parity).simplify();
+      if (!only(*m.parity, none)) return fail("a parity that depends on the thread");
+    }
+    return WaitFamily(m, numeral, fail);
+  }
   if (m.kind != MbOp::kWait) {
     // Its place in the arrival sequence: the index is G % S with G affine in
     // N (G = N + c when the index is written otherwise), executed wherever
@@ -233,11 +273,43 @@ bool Engine::Analyze(MbOp& m) {
   if (!valid(
           z3::implies(ranges && *m.n_own >= I(m.v), *m.index == z3::mod(*m.n_own + I(m.c), I(S)))))
     return fail("its barrier index is not (iteration + constant) % the barrier count");
-  if (m.kind == MbOp::kWait) {
+  int64_t ev = iv;
+  if (mod_arg) {
+    expr e0 = fixed_dims_(At(m, I(m.v), std::nullopt)(*mod_arg)).simplify();
+    if (!e0.is_numeral_i64(ev)) return fail("its first sequence number is not a constant");
+  }
+  m.seq0 = I(ev);
+  return WaitFamily(m, true, fail);
+}
+
+// A wait's family: the waits of the same threads on the same barrier array
+// (a peeled first wait, the loop's, a peeled last one). Their sequence
+// numbers must run from the family's first one on, each once, in program
+// order (CheckWaitFamilies proves it); the phase a wait observes is its
+// sequence number's round, its parity convention that of the family's first
+// wait (0, or 1 for the "fresh barrier counts as a completed phase" idiom).
+bool Engine::WaitFamily(MbOp& m, bool numeral,
+                        const std::function<bool(const std::string&)>& fail) {
+  const MbOp* base = numeral ? &m : nullptr;
+  for (MbOp& o : mbops_) {
+    if (&o == &m || o.kind != MbOp::kWait || o.bar != m.bar || o.state <= 0 ||
+        o.executors != m.executors)
+      continue;
+    int64_t ov;
+    if (!o.seq0->simplify().is_numeral_i64(ov)) continue;
+    int64_t bv = 0;
+    if (!base || (base->seq0->simplify().is_numeral_i64(bv) && ov < bv)) base = &o;
+  }
+  if (!base) return fail("the first wait of its barrier family has a run-time sequence number");
+  if (base == &m) {
     expr p0 = fixed_dims_(At(m, I(m.v), std::nullopt)(*m.parity)).simplify();
     int64_t pv;
     if (!p0.is_numeral_i64(pv)) return fail("the parity of its first wait is not a constant");
     m.delta = (pv % 2 == 0) ? 0 : -1;
+    m.seq0->simplify().is_numeral_i64(m.wbase);
+  } else {
+    m.delta = base->delta;
+    m.wbase = base->wbase;
   }
   m.state = 1;
   return true;
@@ -255,10 +327,9 @@ bool Engine::Parallel(const MbOp& w, const MbOp& cw) {
          z3::eq(a.lo->simplify(), b.lo->simplify());
   }
   if (ok) {
-    auto r = solver_.Prove(
-        z3::implies(*cw.pc, Covers(w, *cw.index, Target(cw, *cw.n_own)) &&
-                                Inv(w, *cw.index, Target(cw, *cw.n_own)) == *cw.n_own),
-        facts_);
+    auto r =
+        ProveIn(z3::implies(*cw.pc, Covers(w, *cw.index, Target(cw, *cw.n_own)) &&
+                                        Inv(w, *cw.index, Target(cw, *cw.n_own)) == *cw.n_own));
     ok = r.ok() && r->verdict == Verdict::kProved;
   }
   parallel_[key] = ok;
@@ -266,8 +337,8 @@ bool Engine::Parallel(const MbOp& w, const MbOp& cw) {
 }
 
 expr Engine::CoversSeq(const MbOp& a, const expr& g) {
-  expr n = (g - I(a.gc)) / I(a.ga);
-  return z3::mod(g - I(a.gc), I(a.ga)) == 0 && n >= 0 && n < *a.total &&
+  expr n = (g - Gc(a)) / I(a.ga);
+  return z3::mod(g - Gc(a), I(a.ga)) == 0 && n >= 0 && n < *a.total &&
          At(a, n, std::nullopt)(*a.resid);
 }
 
@@ -286,7 +357,7 @@ expr Engine::Know0(const std::vector<int>& loops, int pos, const Subst& sub, int
   expr k = c_.bool_val(false);
   for (MbOp& w : mbops_) {
     if (w.kind != MbOp::kWait || w.bar != bar || !Analyze(w)) continue;
-    if (w.loops == loops) {
+    if (w.loops == loops && !w.nest.empty()) {
       // The most recent execution of w on index b, in this iteration (when w
       // precedes the point) or an earlier one: its target is the highest.
       int64_t S = bars_[w.bar].count;
@@ -522,18 +593,10 @@ absl::Status Engine::DoWgmma(const Op& op) {
     if (x.k == Val::kFrag && x.read_event >= 0) events_[x.read_event].wg_group = *wg_commit_;
   }
   acc_group_.insert_or_assign(op.operands[0], *wg_commit_);
-  // A register A operand (to_operand of an accumulator): its K pairing with
-  // the shared-memory B operand is not followed for wgmma yet.
-  const Val& a = vals_[op.operands[1]];
-  if (a.k == Val::kFrag && a.read_event < 0 && a.ft)
-    Unsupported(op, "wgmma with a register A operand (to_operand): K pairing not followed yet");
-  // Accumulator tags through wgmma are not followed yet (its operands are
-  // read when the group completes): fragment math on it stays unknown.
-  Val& acc = vals_[op.operands[0]];
-  if (acc.k == Val::kFrag) {
-    acc.ft = FragTags{};
-    acc.ft->rows.known = acc.ft->cols.known = c_.bool_val(false);
-  }
+  // Tags flow as through mma (fragment math): the operands' values are those
+  // of their reads (the reads' windows and waits are checked on their
+  // events), a register A operand's K coordinate is its source's column tag.
+  DoMma(op);
   return absl::OkStatus();
 }
 
@@ -594,7 +657,7 @@ std::vector<Cand> Engine::TmaCandidates(const Event& rd, const std::vector<expr>
       if (d == 0 && ws.size() == 1 && Parallel(w, *cw)) {
         // When this fill covers every element the read may touch, older
         // fills cannot be the value: leave them out of the queries.
-        auto r = solver_.Prove(z3::implies(*rd.guard && *cw->pc, c.excl), facts_);
+        auto r = ProveIn(z3::implies(*rd.guard && *cw->pc, c.excl));
         if (r.ok() && r->verdict == Verdict::kProved) return {c};
       }
       out.push_back(c);
@@ -799,6 +862,69 @@ std::string Engine::FillerText(const MbOp& f, const ProofResult& r, const std::s
   return absl::StrCat("iteration ", absl::StrJoin(it, ","));
 }
 
+// The families of waits (WaitFamily): each sequence number from the first
+// on is waited for exactly once, in program order, so a wait's round is its
+// sequence number's.
+void Engine::CheckWaitFamilies() {
+  std::map<std::pair<int, std::vector<int64_t>>, std::vector<MbOp*>> fams;
+  for (MbOp& m : mbops_) {
+    if (m.kind == MbOp::kWait && m.state > 0) fams[{m.bar, m.executors}].push_back(&m);
+  }
+  loop_stack_.clear();
+  for (auto& [key, fam] : fams) {
+    if (fam.size() < 2 || stopped_) continue;
+    int64_t base = fam[0]->wbase;
+    for (MbOp* m : fam) {
+      int64_t v;
+      if (m->seq0->simplify().is_numeral_i64(v)) base = std::min(base, v);
+    }
+    for (MbOp* m : fam) {
+      if (m->wbase != base)
+        return Unsupported(*m->op,
+                           "a wait whose barrier family's first wait comes later in the program");
+    }
+    for (MbOp* a : fam) {
+      for (MbOp* b : fam) {
+        if (a->pos < b->pos && !a->nest.empty() && !b->nest.empty() && a->nest[0] == b->nest[0])
+          return Unsupported(*b->op,
+                             "two waits of the same threads on one barrier array in one loop");
+      }
+    }
+    // executions: sequence number g of member m, at N = g - seq0 + v
+    auto covers = [&](const MbOp& m, const expr& g) {
+      expr n = g - *m.seq0 + I(m.v);
+      return n >= I(m.v) && n < *m.total && At(m, n, std::nullopt)(*m.resid);
+    };
+    const BarArray& ba = bars_[key.first];
+    expr g1 = Fresh("Gw"), g2 = Fresh("Gw");
+    std::vector<std::pair<std::string, expr>> watch = {{"@g1", g1}, {"@g2", g2}};
+    for (MbOp* a : fam) {
+      for (MbOp* b : fam) {
+        if (a == b || a->pos > b->pos) continue;
+        Obligation("mbarrier_parity", *b->op, covers(*a, g1) && covers(*b, g2) && g1 >= g2, watch,
+                   [&](const ProofResult& r, Finding* f) {
+                     f->message = absl::StrCat(
+                         "this wait and the earlier one at line ", a->op->loc.line, " on '",
+                         ba.name, "' wait for sequence numbers ", M(r, "@g1"), " and ", M(r, "@g2"),
+                         " out of order or twice: the phases they observe are not "
+                         "the rounds their indexes name");
+                   });
+      }
+    }
+    expr any = c_.bool_val(false), before = c_.bool_val(false);
+    for (MbOp* m : fam) {
+      any = any || covers(*m, g1);
+      before = before || covers(*m, g1 - 1);
+    }
+    Obligation("mbarrier_parity", *fam[0]->op, g1 > I(base) && any && !before, watch,
+               [&](const ProofResult& r, Finding* f) {
+                 f->message = absl::StrCat(
+                     "the waits on '", ba.name, "' skip sequence number ", M(r, "@g1") - 1,
+                     ": a phase no wait observes shifts every later wait's phase");
+               });
+  }
+}
+
 void Engine::CheckMbarriers() {
   std::set<int> skip;
   for (MbOp& m : mbops_) {
@@ -807,6 +933,9 @@ void Engine::CheckMbarriers() {
       skip.insert(m.bar);
     }
   }
+  if (stopped_) return;
+  CheckWaitFamilies();
+  if (stopped_) return;
   for (int alloc : tma_allocs_) {
     for (const Event& e : events_) {
       if (e.alloc == alloc && e.write && !e.tma && !e.is_virtual) {
@@ -869,9 +998,18 @@ void Engine::CheckMbarriers() {
   }
   // Each array's arrival sequence starts at its earliest arrival.
   for (MbOp& m : mbops_) {
-    if (m.kind == MbOp::kWait || skip.count(m.bar)) continue;
+    if (m.kind == MbOp::kWait || skip.count(m.bar) || m.gc_sym) continue;
     auto& g0 = bars_[m.bar].g0;
     g0 = g0 ? std::min(*g0, m.g_first) : m.g_first;
+  }
+  for (MbOp& m : mbops_) {
+    if (m.kind == MbOp::kWait || !m.gc_sym) continue;
+    const auto& g0 = bars_[m.bar].g0;
+    auto r = g0 ? ProveIn(*m.gc_sym >= I(*g0)) : absl::StatusOr<ProofResult>(ProofResult{});
+    if (!r.ok() || r->verdict != Verdict::kProved)
+      return Unsupported(*m.op,
+                         "a one-shot arrival with a run-time sequence number that may come before "
+                         "the barrier's first constant one");
   }
   for (size_t x = 0; x < bars_.size(); ++x) {
     if (skip.count(static_cast<int>(x))) continue;
@@ -982,7 +1120,7 @@ void Engine::CheckMbarriers() {
       expr want = I(0), got = I(0);
       for (MbOp* a : al) {
         int64_t k = static_cast<int64_t>(a->executors.size());
-        expr n = (g - I(a->gc)) / I(a->ga);
+        expr n = (g - Gc(*a)) / I(a->ga);
         if (a->kind == MbOp::kArriveTx)
           want = want +
                  z3::ite(CoversSeq(*a, g), At(*a, n, I(a->executors[0]))(*a->bytes) * I(k), I(0));

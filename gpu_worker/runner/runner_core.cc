@@ -322,6 +322,11 @@ bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
       s->reps = j["timing"].value("reps", s->reps);
       s->flush_l2 = j["timing"].value("flush_l2", s->flush_l2);
       s->budget_ms = j["timing"].value("budget_ms", s->budget_ms);
+      s->rounds = j["timing"].value("rounds", s->rounds);
+      if (s->rounds < 1 || s->rounds > 100) {
+        *error = "timing.rounds: " + std::to_string(s->rounds) + " is not in 1..100";
+        return false;
+      }
     }
     s->seed = j.value("seed", uint64_t{1});
     s->timeout_s = j.value("timeout_s", 20.0);

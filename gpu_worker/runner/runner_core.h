@@ -46,7 +46,12 @@
 //                argus-moe-baseline.py helper, on the kernel's own inputs, its
 //                output checked against the moe reference)
 //                | "none",
-//    "timing": {"warmup": 10, "reps": 50, "flush_l2": true, "budget_ms": 0},
+//    "timing": {"warmup": 10, "reps": 50, "flush_l2": true, "budget_ms": 0,
+//               "rounds": 1},
+//   (rounds > 1, cuBLAS baseline only: after the first timing of each, the kernel and
+//    cuBLAS are timed rounds - 1 more times alternately in this process, the order
+//    swapping every round, so that a drift of the clocks during the run falls on both;
+//    the result's ratio is then the median of the rounds' ratios)
 //   (budget_ms > 0: a first launch estimates the kernel's time and warm-up and
 //    reps shrink, to at least 1 and 3, so that timing takes about budget_ms —
 //    a slow first candidate of a big problem must not cost minutes)
@@ -128,6 +133,7 @@ struct RunSpec {
   int warmup = 10, reps = 50;
   double budget_ms = 0;  // > 0: shrink warmup/reps to fit (see "timing" above)
   bool flush_l2 = true;
+  int rounds = 1;  // > 1: ours and cuBLAS timed alternately (see "timing" above)
   uint64_t seed = 1;
   double timeout_s = 20;
   double flops = 0, bytes = 0;  // 0: derived from the check (gemm: 2MNK; add: 12 n)

@@ -132,6 +132,19 @@ TEST_CASE("Bad specs are refused with a message", "[runner]") {
   RunSpec s5;
   CHECK_FALSE(ParseRunSpec(t, &s5, &err));
   CHECK(err.find("box") != std::string::npos);
+  // Interleaved timing rounds: 1 by default, 1..100.
+  json r = GemmSpec(64, 64, 64);
+  RunSpec s6;
+  REQUIRE(ParseRunSpec(r, &s6, &err));
+  CHECK(s6.rounds == 1);
+  r["timing"] = {{"rounds", 5}};
+  RunSpec s7;
+  REQUIRE(ParseRunSpec(r, &s7, &err));
+  CHECK(s7.rounds == 5);
+  r["timing"]["rounds"] = 0;
+  RunSpec s8;
+  CHECK_FALSE(ParseRunSpec(r, &s8, &err));
+  CHECK(err.find("timing.rounds") != std::string::npos);
 }
 
 TEST_CASE("A spec may hold a list of launches with scratch tensors between them", "[runner]") {

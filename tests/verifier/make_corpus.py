@@ -17,6 +17,9 @@ FA_NO_ASSERTS = [
     ("            assert_tag(b, lambda i, j: K(h, t * BKV + j, kc * KC + i))\n", ""),
     ("        assert_tag(vb, lambda i, j: V(h, t * BKV + i, j))\n", ""),
 ]
+FA3 = "flash_attention_wgmma"
+FA3_DIMS = "RQ=4096,RKV=4096,BH=8,S=512"
+FA3_DEF = "def flash_attention_wgmma("
 BUGS = [
     ("shift_missing_barrier", "../tests/verifier/clean/shift_shared", [("    barrier()\n", "")],
      "shared_race", "Y[i] = s[(t + 1) % 128]", ["racing write by thread"], "N=1000",
@@ -189,6 +192,29 @@ BUGS = [
     ("hopper_wgmma_smem_race", SYNC, [("        wgmma_wait(0)\n        barrier()\n", "        wgmma_wait(0)\n")],
      "shared_race", "a = wgmma_operand(sA", ["racing write", "until the wgmma_wait"], G,
      "no barrier after wgmma_wait: the next iteration's copy overwrites a tile the other warp group's wgmma still reads"),
+    # FA3-style Hopper attention (examples/flash_attention_wgmma.py; S = 512: four K/V tiles, two
+    # passes over the 2-stage rings). The first two and the last are in the overlapped kernel
+    # (peeled first and last iterations, P(t-1) carried into iteration t as a register operand).
+    ("fa3_parity_shifted", FA3,
+     [("mbarrier_wait(kfull[s], (t // STAGES) % 2)", "mbarrier_wait(kfull[s], (t // STAGES + 1) % 2)")],
+     "mbarrier_parity", "mbarrier_wait(kfull[s]", ["expected parity", "filled in iteration t=", "returns once phase"],
+     FA3_DIMS, "the loop's wait on kfull uses the parity of the next round (the peeled first wait fixes the convention)"),
+    ("fa3_s_read_before_wait", FA3,
+     [("            wgmma_wait(1)                  # S(t) has landed; P(t-1) V(t-1) may still run\n", "")],
+     "wgmma_read_before_wait", FA3_DEF + "@@m_new = max(m_i, row_max(sc))", ["expected wgmma group", "known complete"],
+     FA3_DIMS, "the softmax reads S(t) with no wgmma_wait covering its wgmma (the wait(1) after the two commits is gone)"),
+    ("fa3_k_not_transposed", FA3,
+     [("BN: const = 128, STAGES", "BN: const = 64, STAGES"),
+      ("b0 = wgmma_operand(sK[s, 0].T, sc", "b0 = wgmma_operand(sK[s, 0], sc"),
+      ("            assert_tag(b0, lambda i, j: K(hk * S + t * BN + j, i))\n", "")],
+     "mma_k_mismatch", "wgmma(sc, a0, b0)", ["A column k=", "B row k=", "(K dim 0 of K("],
+     FA3_DIMS, "S = Q K^T's B operand taken from the K tile without .T (row-major where wgmma needs K-major; BN = 64 so the shapes agree): B's rows are key positions, not head-dim columns"),
+    ("fa3_pv_wrong_tile", FA3,
+     [("tma_load(V.tile((BN, 64), (hk * (S // BN) + t, c)), sV[s, c], vfull[s])",
+       "tma_load(V.tile((BN, 64), (hk * (S // BN) + nkv - 1 - t, c)), sV[s, c], vfull[s])"),
+      ("            assert_tag(vb, lambda i, j: V(hk * S + (t - 1) * BN + i, j))\n", "")],
+     "mma_k_mismatch", FA3_DEF + "@@wgmma(o, pa, vb)", ["A column k=", "B row k=", "to_operand", "written at", "in iteration t="],
+     FA3_DIMS, "the producer streams the V tiles in reverse: P(t-1), carried into iteration t as the register A operand, meets another tile's V rows"),
 ]
 
 HERE = os.path.dirname(os.path.abspath(__file__))
