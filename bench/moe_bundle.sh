@@ -7,6 +7,8 @@
 # With OLD_RUNNER=PATH (a runner from before the stream fix), run.sh also runs the e64 case with
 # that runner and a NaN-only check: the 4800-NaN reproduction (docs/notes/moe.md), and
 # race.sh (bench/moe_race.sh) runs old and fixed runner under the load of two other runners.
+# Cases *-wgmma: the six-launch tensor-core pipeline of kb/templates/moe_wgmma.py, one
+# multi-launch spec each (the table adds each launch's median and registers).
 # usage: bench/moe_bundle.sh BUILD_DIR OUT_DIR [CASE,CASE...]
 set -euo pipefail
 build=$1
@@ -18,6 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 bundle_start "$build" "$out" argus-moe-baseline.py argus_helper_timing.py
 bundle_prepare "$build" "$out" "$here/moe_payloads.py" "$only"
 rm -rf "$out/payloads"
+find "$out" -name '*.ptx' -delete
 if [ -n "${OLD_RUNNER:-}" ] && [ -d "$out/e64-mlp" ]; then
   cp "$OLD_RUNNER" "$out/old-runner" && strip "$out/old-runner" || true
   mkdir -p "$out/old-runner-case" "$out/load-case"
@@ -49,6 +52,7 @@ if [ -x old-runner ]; then
   python3 -c "import json; r=json.load(open('$OUT/new-runner-nanonly.json')); print('fixed runner (NaN-only check), e64 moe_mlp:', r.get('outcome'), r.get('message', ''), (r.get('check') or {}).get('nan_count'))"
 fi
 bash run_specs.sh 150 'small-*=60'
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw --format=csv
 python3 - "$OUT/results.jsonl" <<'PY'
 import json, sys
 print(f"{'case':12} {'outcome':8} {'ours ms':>10} {'loop ms':>9} {'ours TF':>8} {'loop TF':>8} {'speedup':>8} {'regs':>5}  check / loop check / message")
@@ -67,6 +71,10 @@ for line in open(sys.argv[1]):
           f"{(bt / t if t and bt else 0):8.4f} {(r.get('function') or {}).get('registers', -1):5}  "
           f"{json.dumps(ck)} {b.get('outcome', '')} {json.dumps(bk)} "
           f"{r.get('message', '')[:80]} {b.get('message', '')[:120]}")
+    if r.get("launches"):
+        print(" " * 14 + "launches (regs): " + ", ".join(
+            f"{l['kernel']} {l.get('median_ms', 0):.4f} ms ({(l.get('function') or {}).get('registers', -1)})"
+            for l in r["launches"]))
 PY
 SH
 chmod +x "$out/run.sh"

@@ -2,7 +2,10 @@
 """Writes candidate payloads for the MoE (SwiGLU experts, top-k routing) against PyTorch's loop
 over experts (the runner's torch_moe_loop baseline) at issue 7's shapes.
 
-Kernels: the KB template kb/templates/moe_mlp.py (one block per token, SIMT).
+Kernels: the KB template kb/templates/moe_mlp.py (one block per token, SIMT) and, cases
+*-wgmma, the six-launch tensor-core pipeline kb/templates/moe_wgmma.py (count, place, gather,
+wgmma gate/up + SiLU, wgmma down, reduce): a payload with "pipeline", which the worker's
+PrepareGpuRun turns into one multi-launch runner spec over one set of tensors.
 usage: bench/moe_payloads.py OUT_DIR [CASE,CASE...]
 """
 import json
@@ -20,11 +23,28 @@ def cases():
     e64 = {"T": 4096, "D": 2048, "F": 1408, "E": 64, "TOPK": 6}
     e8 = {"T": 4096, "D": 4096, "F": 14336, "E": 8, "TOPK": 2}
     slow = {"warmup": 1, "reps": 3, "flush_l2": True}
+    timed = {"warmup": 5, "reps": 20, "flush_l2": True}
     return {
         "small-mlp": ("moe_mlp", {"NT": "64", "FT": "16"}, small, {"warmup": 3, "reps": 10}, 20),
         "e64-mlp": ("moe_mlp", {"NT": "128", "FT": "64"}, e64, slow, 60),
         "e8-mlp": ("moe_mlp", {"NT": "128", "FT": "64"}, e8, slow, 60),
+        "small-wgmma": ("moe_wgmma", {"GW": "256"}, dict(small, D=256), {"warmup": 3, "reps": 10}, 30),
+        "e64-wgmma": ("moe_wgmma", {}, e64, timed, 120),
+        "e8-wgmma": ("moe_wgmma", {}, e8, timed, 120),
+        # Knob variants, timed without the loop (the case above times it in the same run).
+        "e8-wgmma-g16": ("moe_wgmma", {"GROUP": "16"}, e8, dict(timed, baseline=False), 120),
+        "e8-wgmma-s3": ("moe_wgmma", {"STAGES": "3"}, e8, dict(timed, baseline=False), 120),
     }
+
+
+PIPELINE = ["moe_count", "moe_place", "moe_gather", "moe_gateup", "moe_down", "moe_reduce"]
+BM = 128  # the row tile of the route and of both grouped GEMMs
+
+
+def pipeline_dims(p):
+    """moe_wgmma's dims: MT tiles of BM padded rows (each expert's rows start a tile)."""
+    mt = (p["T"] * p["TOPK"] + BM - 1) // BM + p["E"]
+    return dict(p, MT=mt, R=mt * BM, ED=p["E"] * p["D"], EF=p["E"] * p["F"])
 
 
 def main():
@@ -37,9 +57,15 @@ def main():
         with open(os.path.join(ROOT, "kb/templates", tpl + ".py")) as fh:
             src = fh.read().replace("${dtype}", "bf16")
         flops = 6.0 * dims["T"] * dims["TOPK"] * dims["D"] * dims["F"]
+        timing = dict(timing)
+        baseline = "torch_moe_loop" if timing.pop("baseline", True) else "none"
         p = {"source": src, "kernel": tpl, "target": "sm_90a", "check": CHECK,
-             "constants": consts, "dims": dims, "baseline": "torch_moe_loop",
+             "constants": consts, "dims": dims, "baseline": baseline,
              "timeout_s": timeout, "timing": timing, "flops": flops}
+        if tpl == "moe_wgmma":
+            E, D, F = dims["E"], dims["D"], dims["F"]
+            p.update(kernel=PIPELINE[-1], pipeline=PIPELINE, dims=pipeline_dims(dims),
+                     shapes={"Wg": [E, D, F], "Wu": [E, D, F], "Wd": [E, F, D]})
         with open(os.path.join(dst, name + ".json"), "w") as fh:
             json.dump(p, fh, indent=1)
 

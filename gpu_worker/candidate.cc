@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -155,19 +156,20 @@ json FullCheck(const CandidatePayload& r, const std::vector<runner::TensorSpec>&
   return c;
 }
 
-json SpecJson(const CandidatePayload& p, const KernelSpec& r, const dsl::ir::Function& k,
-              const std::vector<runner::TensorSpec>& ts, uint64_t seed) {
-  json spec;
-  json tensors = json::array(), args = json::array();
-  for (const runner::TensorSpec& t : ts) {
-    tensors.push_back({{"name", t.name},
-                       {"dtype", runner::DTypeName(t.dtype)},
-                       {"shape", t.shape},
-                       {"init", t.init},
-                       {"low", t.low},
-                       {"high", t.high}});
-    args.push_back({{"tensor", t.name}});
-  }
+json TensorJson(const runner::TensorSpec& t) {
+  json j = {{"name", t.name},   {"dtype", runner::DTypeName(t.dtype)},
+            {"shape", t.shape}, {"init", t.init},
+            {"low", t.low},     {"high", t.high}};
+  if (t.scratch) j["scratch"] = true;
+  return j;
+}
+
+// A kernel's runner arguments: its tensors, dims and scalars in parameter
+// order, then the TMA tensor maps codegen asked for.
+json KernelArgs(const KernelSpec& r, const dsl::ir::Function& k,
+                const codegen::KernelMetadata& meta) {
+  json args = json::array();
+  for (const dsl::ir::TensorParam& t : k.tensors) args.push_back({{"tensor", t.name}});
   for (const std::string& d : k.dims) args.push_back({{"i32", r.dims.at(d)}});
   for (const dsl::ir::ScalarParam& s : k.scalars) {
     double v = r.scalars.count(s.name) ? r.scalars.at(s.name) : 0.0;
@@ -176,8 +178,28 @@ json SpecJson(const CandidatePayload& p, const KernelSpec& r, const dsl::ir::Fun
     else
       args.push_back({{s.dtype == dsl::DType::kI64 ? "i64" : "i32", static_cast<int64_t>(v)}});
   }
+  for (const codegen::KernelParam& p : meta.params) {  // after tensors, dims, scalars
+    if (p.kind == "tensormap")
+      args.push_back(
+          {{"tensormap", {{"tensor", p.tensor}, {"box", p.box}, {"swizzle", p.swizzle}}}});
+  }
+  return args;
+}
+
+json LaunchKernelJson(const codegen::KernelMetadata& meta, const std::string& prefix) {
+  return {{"artifact", prefix + meta.artifact},
+          {"format", meta.format},
+          {"symbol", meta.symbol},
+          {"grid", meta.grid},
+          {"block", meta.block},
+          {"shared_bytes", meta.dynamic_shared_bytes}};
+}
+
+json SpecJson(const CandidatePayload& p, const std::vector<runner::TensorSpec>& ts, uint64_t seed) {
+  json spec;
+  json tensors = json::array();
+  for (const runner::TensorSpec& t : ts) tensors.push_back(TensorJson(t));
   spec["tensors"] = tensors;
-  spec["args"] = args;
   spec["check"] = FullCheck(p, ts);
   // The runner times a vendor baseline itself; a baseline kernel is a second run.
   spec["baseline"] = IsVendorBaseline(p.baseline.name) ? p.baseline.name : "none";
@@ -241,6 +263,98 @@ bool CopyLogical(const dsl::HostTensor& from, dsl::HostTensor* to) {
 }
 
 // One kernel on the interpreter: its tensors and instruction count.
+// Kernel `name` of a pipeline, its tensors merged into `ts`: the first
+// declaration of a name wins; `shapes` re-shapes one to the problem's view of
+// it; the tensors the check names are the problem's, the others scratch
+// between the launches (poisoned, never checked).
+absl::StatusOr<const dsl::ir::Function*> PipelineKernel(const CandidatePayload& r,
+                                                        const dsl::ir::Module& m,
+                                                        const std::string& name,
+                                                        std::vector<runner::TensorSpec>* ts) {
+  const dsl::ir::Function* k = name.empty() ? nullptr : Kernel(m, name);
+  if (!k) return absl::InvalidArgumentError(absl::StrCat("pipeline: no kernel named '", name, "'"));
+  std::set<std::string> named;
+  for (const char* key : {"a", "b", "c", "d", "u", "ids", "weights"})
+    if (r.check.contains(key)) named.insert(r.check[key].get<std::string>());
+  ASSIGN_OR_RETURN(std::vector<runner::TensorSpec> own,
+                   Tensors(*k, r.candidate, r.check.value("c", "")));
+  for (runner::TensorSpec& t : own) {
+    bool seen = false;
+    for (const runner::TensorSpec& u : *ts) seen = seen || u.name == t.name;
+    if (seen) continue;
+    if (auto it = r.candidate.shapes.find(t.name); it != r.candidate.shapes.end()) {
+      runner::TensorSpec re = t;
+      re.shape = it->second;
+      if (re.elements() != t.elements())
+        return absl::InvalidArgumentError(absl::StrCat("pipeline: shapes gives ", t.name, " ",
+                                                       re.elements(), " elements, kernel ", name,
+                                                       " declares ", t.elements()));
+      t = re;
+    }
+    if (!named.count(t.name)) {
+      t.init = "poison";
+      t.scratch = true;
+    }
+    ts->push_back(t);
+  }
+  return k;
+}
+
+// A pipeline on the interpreter: one pool of tensors (the runner's seeded
+// values, as a GPU run of that seed sees them; scratch and the output
+// poisoned), each kernel run on it in turn with its own dims and views (a
+// tensor the kernel sees reshaped is the same buffer in memory order).
+json RunPipelineOnInterpreter(const CandidatePayload& r, uint64_t seed,
+                              std::vector<dsl::HostTensor>* pool, dsl::RunStats* total) {
+  auto m = Front(r.candidate, r.target);
+  if (!m.ok()) return Outcome("unsupported", std::string(m.status().message()));
+  std::vector<runner::TensorSpec> ts;
+  std::vector<const dsl::ir::Function*> kernels;
+  for (const std::string& name : r.candidate.pipeline) {
+    auto k = PipelineKernel(r, *m, name, &ts);
+    if (!k.ok()) return Outcome("unsupported", std::string(k.status().message()));
+    kernels.push_back(*k);
+  }
+  AdaptInputs(r.check, &ts);
+  for (size_t i = 0; i < ts.size(); ++i) {
+    runner::HostTensor h = runner::MakeHostTensor(ts[i], seed, static_cast<int>(i));
+    dsl::HostTensor t;
+    t.name = ts[i].name;
+    t.dtype = dsl::DTypeFromName(runner::DTypeName(ts[i].dtype)).value_or(dsl::DType::kF32);
+    t.shape = ts[i].shape;
+    t.stride.assign(t.shape.size(), 1);
+    for (int d = static_cast<int>(t.shape.size()) - 2; d >= 0; --d)
+      t.stride[d] = t.stride[d + 1] * t.shape[d + 1];
+    for (int64_t e = 0; e < h.spec.elements(); ++e) t.data.push_back(h.At(e));
+    pool->push_back(std::move(t));
+  }
+  for (const dsl::ir::Function* k : kernels) {
+    dsl::LaunchArgs la;
+    for (const std::string& d : k->dims) la.dims[d] = r.candidate.dims.at(d);
+    la.scalars = r.candidate.scalars;
+    auto own = dsl::MakeTensors(*k, la);
+    if (!own.ok()) return Outcome("unsupported", std::string(own.status().message()));
+    auto find = [&](const std::string& name) -> dsl::HostTensor& {
+      for (dsl::HostTensor& t : *pool)
+        if (t.name == name) return t;
+      return pool->front();  // unreachable: every kernel tensor is in the pool
+    };
+    for (dsl::HostTensor& t : *own) t.data = find(t.name).data;  // dense: memory order
+    dsl::RunStats st;
+    absl::Status run = dsl::Run(*m, *k, la, &*own, &st);
+    if (!run.ok()) {
+      std::string msg = absl::StrCat(k->name, ": ", run.message());
+      return Outcome(msg.find("instruction budget") != std::string::npos ? "timeout" : "fault",
+                     msg);
+    }
+    total->blocks += st.blocks;
+    total->instructions += st.instructions;
+    total->seconds += st.seconds;
+    for (dsl::HostTensor& t : *own) find(t.name).data = std::move(t.data);
+  }
+  return json();
+}
+
 struct InterpRun {
   json failure;  // null when it ran
   std::vector<dsl::HostTensor> tensors;
@@ -387,23 +501,34 @@ json CheckInterp(const CandidatePayload& r, const CandidateOptions& o,
 
 json RunInterp(const CandidatePayload& r, const CandidateOptions& o, uint64_t seed) {
   bool problem_check = r.check.value("op", "none") == "problem";
+  if (!r.candidate.pipeline.empty() && problem_check)
+    return Outcome("unsupported", "a pipeline of kernels is checked by a runner check op");
   if (problem_check && (!o.reference.prepare || !o.reference.check))
     return Outcome("unsupported",
                    "this worker has no reference for check op 'problem' (it checks gemm, add, "
                    "softmax, rmsnorm, attention); run the job where the planner's interpreter "
                    "worker runs, or give a runner check op");
   json failure;
-  auto inputs = InterpInputs(r, o, seed, &failure);
-  if (!inputs.ok())
-    return failure.is_null() ? Outcome("unsupported", std::string(inputs.status().message()))
-                             : failure;
-  if (!problem_check) {  // outputs start poisoned, as on a GPU
-    std::string out = r.check.value("c", "");
-    for (dsl::HostTensor& t : *inputs)
-      if (t.name == out) std::fill(t.data.begin(), t.data.end(), std::nan(""));
+  InterpRun c;
+  absl::StatusOr<std::vector<dsl::HostTensor>> inputs;
+  if (!r.candidate.pipeline.empty()) {
+    // The pool after the run holds the inputs unchanged (no launch writes them).
+    c.failure = RunPipelineOnInterpreter(r, seed, &c.tensors, &c.stats);
+    if (!c.failure.is_null()) return c.failure;
+    inputs = c.tensors;
+  } else {
+    inputs = InterpInputs(r, o, seed, &failure);
+    if (!inputs.ok())
+      return failure.is_null() ? Outcome("unsupported", std::string(inputs.status().message()))
+                               : failure;
+    if (!problem_check) {  // outputs start poisoned, as on a GPU
+      std::string out = r.check.value("c", "");
+      for (dsl::HostTensor& t : *inputs)
+        if (t.name == out) std::fill(t.data.begin(), t.data.end(), std::nan(""));
+    }
+    c = RunOnInterpreter(r.candidate, r.target, *inputs, "candidate.py");
+    if (!c.failure.is_null()) return c.failure;
   }
-  InterpRun c = RunOnInterpreter(r.candidate, r.target, *inputs, "candidate.py");
-  if (!c.failure.is_null()) return c.failure;
   json res = CheckInterp(r, o, *inputs, c.tensors, seed);
   res["interp"] = {{"blocks", c.stats.blocks},
                    {"instructions", c.stats.instructions},
@@ -482,6 +607,16 @@ json RunOnGpu(const CandidatePayload& r, const KernelSpec& k, const CandidateOpt
   } else {
     res = Outcome("crash", absl::StrCat("runner exited ", pr->exit_code,
                                         " without a result; stderr: ", Tail(pr->stderr_text)));
+  }
+  if (spec->contains("launches")) {  // a pipeline: each launch's metadata
+    res["metadata"] = json::array();
+    for (size_t i = 0; i < (*spec)["launches"].size(); ++i) {
+      const std::string sym = (*spec)["launches"][i]["kernel"]["symbol"];
+      res["metadata"].push_back(
+          json::parse(ReadFile((fs::path(dir) / absl::StrCat("k", i) / (sym + ".json")).string()),
+                      nullptr, false));
+    }
+    return res;
   }
   res["metadata"] = json::parse(
       ReadFile((fs::path(dir) / (spec->at("kernel").at("symbol").get<std::string>() + ".json"))
@@ -572,10 +707,43 @@ absl::StatusOr<CandidateRequest> ParseCandidate(const std::string& payload) {
   return ParseCandidatePayload(payload);
 }
 
+namespace {
+
+// A pipeline: each kernel compiled into dir/k<i>/, one runner spec whose
+// launches share one set of tensors (PipelineTensors).
+absl::StatusOr<json> PreparePipeline(const CandidateRequest& r, const dsl::ir::Module& m,
+                                     const std::string& dir) {
+  std::vector<runner::TensorSpec> ts;
+  json launches = json::array();
+  for (size_t i = 0; i < r.candidate.pipeline.size(); ++i) {
+    const std::string& name = r.candidate.pipeline[i];
+    ASSIGN_OR_RETURN(const dsl::ir::Function* k, PipelineKernel(r, m, name, &ts));
+    codegen::DslCompileOptions o;
+    o.target = r.target;
+    o.kernel = name;
+    o.consts = r.candidate.constants;
+    o.dims = r.candidate.dims;
+    ASSIGN_OR_RETURN(codegen::DslArtifacts a,
+                     codegen::CompileDslSource("candidate.py", r.candidate.source, o));
+    const std::string sub = absl::StrCat("k", i);
+    RETURN_IF_ERROR(codegen::WriteArtifacts(a, (fs::path(dir) / sub).string()));
+    launches.push_back({{"kernel", LaunchKernelJson(a.metadata, sub + "/")},
+                        {"args", KernelArgs(r.candidate, *k, a.metadata)}});
+  }
+  AdaptInputs(r.check, &ts);
+  json spec = SpecJson(r, ts, FreshSeed(r.seed));
+  spec["launches"] = launches;
+  std::ofstream(fs::path(dir) / "spec.json") << spec.dump(2);
+  return spec;
+}
+
+}  // namespace
+
 absl::StatusOr<json> PrepareGpuRun(const CandidateRequest& r, const std::string& dir) {
   if (r.target == "interp")
     return absl::InvalidArgumentError("target interp has no GPU artifact (sm_90a or gfx942)");
   ASSIGN_OR_RETURN(dsl::ir::Module m, Front(r.candidate, r.target));
+  if (!r.candidate.pipeline.empty()) return PreparePipeline(r, m, dir);
   const dsl::ir::Function* k = Kernel(m, r.candidate.kernel);
   if (!k)
     return absl::InvalidArgumentError(absl::StrCat("no kernel named '", r.candidate.kernel, "'"));
@@ -590,16 +758,9 @@ absl::StatusOr<json> PrepareGpuRun(const CandidateRequest& r, const std::string&
   ASSIGN_OR_RETURN(std::vector<runner::TensorSpec> ts,
                    Tensors(*k, r.candidate, r.check.value("c", "")));
   AdaptInputs(r.check, &ts);
-  json spec = SpecJson(r, r.candidate, *k, ts, FreshSeed(r.seed));
-  for (const codegen::KernelParam& p : a.metadata.params) {  // after tensors, dims, scalars
-    if (p.kind == "tensormap")
-      spec["args"].push_back(
-          {{"tensormap", {{"tensor", p.tensor}, {"box", p.box}, {"swizzle", p.swizzle}}}});
-  }
-  spec["kernel"] = {
-      {"artifact", a.metadata.artifact}, {"format", a.metadata.format},
-      {"symbol", a.metadata.symbol},     {"grid", a.metadata.grid},
-      {"block", a.metadata.block},       {"shared_bytes", a.metadata.dynamic_shared_bytes}};
+  json spec = SpecJson(r, ts, FreshSeed(r.seed));
+  spec["args"] = KernelArgs(r.candidate, *k, a.metadata);
+  spec["kernel"] = LaunchKernelJson(a.metadata, "");
   std::ofstream(fs::path(dir) / "spec.json") << spec.dump(2);
   return spec;
 }

@@ -26,6 +26,8 @@ json KernelJson(const KernelSpec& k) {
             {"constants", ConstantsJson(k.constants)},
             {"dims", k.dims}};
   if (!k.scalars.empty()) j["scalars"] = k.scalars;
+  if (!k.pipeline.empty()) j["pipeline"] = k.pipeline;
+  if (!k.shapes.empty()) j["shapes"] = k.shapes;
   return j;
 }
 
@@ -42,6 +44,9 @@ KernelSpec ReadKernel(const json& j) {
     for (auto& [name, v] : j["dims"].items()) k.dims[name] = v.get<int64_t>();
   if (j.contains("scalars"))
     for (auto& [name, v] : j["scalars"].items()) k.scalars[name] = v.get<double>();
+  if (j.contains("pipeline")) k.pipeline = j["pipeline"].get<std::vector<std::string>>();
+  if (j.contains("shapes"))
+    for (auto& [name, v] : j["shapes"].items()) k.shapes[name] = v.get<std::vector<int64_t>>();
   return k;
 }
 

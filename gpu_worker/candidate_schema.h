@@ -7,6 +7,12 @@
 //   "source", "kernel"          the DSL text and the kernel to run
 //   "constants" {"BM": 64}      DSL const overrides (numbers or strings)
 //   "dims" {"M": 64, ...}       symbolic tensor dims; "scalars" {"eps": 1e-6}
+//   "pipeline" ["route", ...]   optional: kernels of the source launched in this
+//                               order on the GPU (one multi-launch runner spec over one
+//                               set of tensors, "kernel" unused); tensors the check
+//                               does not name are scratch between them; "shapes"
+//                               {"Wg": [E, D, F]} gives a tensor the problem's shape
+//                               where the kernels see it reshaped (e.g. [E*D, F])
 //   "target"                    sm_90a | gfx942 | interp (interp: the interpreter
 //                               on any worker; its tasks need arch "interp")
 //   "backend"                   "" (the worker's default) | interp | gpu
@@ -47,6 +53,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -57,6 +64,8 @@ struct KernelSpec {
   std::map<std::string, std::string> constants;  // as the DSL front end takes them
   std::map<std::string, int64_t> dims;
   std::map<std::string, double> scalars;
+  std::vector<std::string> pipeline;                   // empty: one kernel
+  std::map<std::string, std::vector<int64_t>> shapes;  // pipeline tensors' own shapes
 };
 
 struct BaselineSpec {

@@ -158,8 +158,80 @@ TEST_CASE("PrepareGpuRun writes the artifact and a spec the runner parses", "[ca
   runner::RunSpec rs;
   std::string err;
   CHECK(runner::ParseRunSpec(*ws, &rs, &err));
-  CHECK(rs.args[7].kind == runner::ArgSpec::Kind::kTensorMap);
+  CHECK(rs.launches[0].args[7].kind == runner::ArgSpec::Kind::kTensorMap);
   CHECK((*ws)["kernel"]["block"] == json({384, 1, 1}));
+}
+
+// The MoE of kb/templates/moe_wgmma.py as the planner sends it: a pipeline of six kernels over
+// one set of tensors, the weights reshaped for the kernels' TMA tiles.
+json MoePipeline(const std::string& source) {
+  const int64_t T = 64, D = 256, F = 128, E = 8, K = 2, MT = 1 + E;
+  return {{"source", source},
+          {"kernel", "moe_reduce"},
+          {"pipeline",
+           {"moe_count", "moe_place", "moe_gather", "moe_gateup", "moe_down", "moe_reduce"}},
+          {"shapes", {{"Wg", {E, D, F}}, {"Wu", {E, D, F}}, {"Wd", {E, F, D}}}},
+          {"target", "sm_90a"},
+          {"constants", {{"GW", 256}}},
+          {"dims",
+           {{"T", T},
+            {"D", D},
+            {"F", F},
+            {"E", E},
+            {"TOPK", K},
+            {"MT", MT},
+            {"R", MT * 128},
+            {"ED", E * D},
+            {"EF", E * F}}},
+          {"check", json::parse(R"({"op": "moe", "a": "X", "b": "Wg", "u": "Wu", "d": "Wd",
+                                    "c": "Y", "ids": "Ids", "weights": "Wt"})")},
+          {"seed", 5},
+          {"timeout_s", 30}};
+}
+
+std::string MoeSource() {
+  std::string s = Read(std::string(ARGUS_SOURCE_DIR) + "/kb/templates/moe_wgmma.py");
+  for (size_t p; (p = s.find("${dtype}")) != std::string::npos;) s.replace(p, 8, "bf16");
+  return s;
+}
+
+TEST_CASE("A pipeline payload: one multi-launch spec on the GPU, a chain on the interpreter",
+          "[candidate]") {
+  auto req = ParseCandidate(MoePipeline(MoeSource()).dump());
+  REQUIRE(req.ok());
+  std::string dir = std::string(ARGUS_BINARY_DIR) + "/candidate-test-pipeline";
+  auto spec = PrepareGpuRun(*req, dir);
+  INFO(spec.status().ToString());
+  REQUIRE(spec.ok());
+  REQUIRE((*spec)["launches"].size() == 6);
+  CHECK(!spec->contains("kernel"));
+  CHECK((*spec)["launches"][3]["kernel"]["symbol"] == "moe_gateup");
+  CHECK((*spec)["launches"][3]["kernel"]["artifact"].get<std::string>().rfind("k3/", 0) == 0);
+  CHECK(!Read(dir + "/k3/moe_gateup.ptx").empty());
+  for (const json& t : (*spec)["tensors"]) {
+    if (t["name"] == "Wg") CHECK(t["shape"] == json({8, 256, 128}));
+    if (t["name"] == "Ids") CHECK(t["init"] == "topk");
+    if (t["name"] == "H") CHECK(t["scratch"] == true);
+    if (t["name"] == "Y") CHECK((t["init"] == "poison" && !t.contains("scratch")));
+  }
+  runner::RunSpec rs;
+  std::string err;
+  CHECK(runner::ParseRunSpec(*spec, &rs, &err));
+  CHECK(rs.launches.size() == 6);
+  // The interpreter runs the chain on the runner's seeded inputs; the runner's moe reference
+  // passes it, and a reduce that weights every expert by the first weight fails.
+  json ok = Run(MoePipeline(MoeSource()), CandidateOptions{});
+  INFO(ok.dump());
+  CHECK(ok["outcome"] == "ok");
+  CHECK(ok["check"]["mode"] == "full");
+  std::string bad = MoeSource();
+  bad.replace(bad.find("a += Wt[t, k] *"), 15, "a += Wt[t, 0] *");
+  json wrong = Run(MoePipeline(bad), CandidateOptions{});
+  CHECK(wrong["outcome"] == "wrong");
+  CHECK(wrong["counterexample"]["tensor"] == "Y");
+  json missing = MoePipeline(MoeSource());
+  missing["pipeline"][1] = "moe_nope";
+  CHECK(Run(missing, CandidateOptions{})["outcome"] == "unsupported");
 }
 
 }  // namespace

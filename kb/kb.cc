@@ -135,9 +135,10 @@ absl::Status CheckExpr(const Fields& f, const std::string& key, const std::strin
 absl::StatusOr<Template> ParseTemplate(const fs::path& p) {
   ASSIGN_OR_RETURN(json j, ReadJson(p));
   Fields f(j, p.filename().string());
-  RETURN_IF_ERROR(CheckKeys(f, {"id", "family", "kernel", "source", "summary", "baseline", "dtypes",
-                                "targets", "techniques", "knobs", "dims", "shape_constants",
-                                "option_constants", "requires", "invariants"}));
+  RETURN_IF_ERROR(
+      CheckKeys(f, {"id", "family", "kernel", "source", "summary", "baseline", "dtypes", "targets",
+                    "techniques", "knobs", "dims", "shape_constants", "option_constants",
+                    "requires", "invariants", "pipeline", "shapes"}));
   Template t;
   ASSIGN_OR_RETURN(t.id, f.Str("id"));
   ASSIGN_OR_RETURN(t.family, f.Str("family"));
@@ -202,6 +203,29 @@ absl::StatusOr<Template> ParseTemplate(const fs::path& p) {
   ASSIGN_OR_RETURN(t.source, ReadText(p.parent_path() / t.source_file));
   if (!absl::StrContains(t.source, absl::StrCat("def ", t.kernel, "("))) {
     return f.Bad("kernel", absl::StrCat("'", t.kernel, "' is not defined in ", t.source_file));
+  }
+  if (j.contains("pipeline")) {
+    ASSIGN_OR_RETURN(t.pipeline, f.StrList("pipeline"));
+    if (t.pipeline.empty() || t.pipeline.back() != t.kernel)
+      return f.Bad("pipeline", absl::StrCat("must end with the kernel '", t.kernel, "'"));
+    for (const std::string& k : t.pipeline) {
+      if (!absl::StrContains(t.source, absl::StrCat("def ", k, "(")))
+        return f.Bad("pipeline", absl::StrCat("'", k, "' is not defined in ", t.source_file));
+    }
+  }
+  if (j.contains("shapes")) {
+    if (!j["shapes"].is_object()) return f.Bad("shapes", "must be an object NAME -> [exprs]");
+    for (const auto& [name, dims] : j["shapes"].items()) {
+      if (!dims.is_array() || dims.empty())
+        return f.Bad("shapes", absl::StrCat("entry '", name, "' must be a list of expressions"));
+      for (const auto& e : dims) {
+        if (!e.is_string())
+          return f.Bad("shapes", absl::StrCat("entry '", name, "' must be a list of expressions"));
+        RETURN_IF_ERROR(CheckExpr(f, "shapes", e.get<std::string>()));
+        t.shapes[name].push_back(e.get<std::string>());
+      }
+    }
+    if (t.pipeline.empty()) return f.Bad("shapes", "is for pipelines only");
   }
   for (const Knob& k : t.knobs) {
     if (!absl::StrContains(t.source, absl::StrCat(k.name, ": const"))) {

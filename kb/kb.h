@@ -54,6 +54,11 @@ struct Template {
   std::map<std::string, std::string> dims;              // kernel dim -> shape expression
   std::map<std::string, std::string> shape_constants;   // const -> shape expression
   std::map<std::string, std::string> option_constants;  // const -> option name
+  // A pipeline of launches (kernels of the source, in order; `kernel` is the
+  // last) over one set of tensors; `shapes` gives a tensor the problem's shape
+  // (expressions per dim) where the kernels see it reshaped.
+  std::vector<std::string> pipeline;
+  std::map<std::string, std::vector<std::string>> shapes;
   bool Supports(const std::string& dtype, const std::string& target) const;
   const Knob* FindKnob(const std::string& name) const;
 };

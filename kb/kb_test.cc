@@ -98,6 +98,22 @@ TEST_CASE("bad KB entries are rejected with the file and field", "[kb]") {
   CHECK(!Kb::Load(BadKb("extra", NaiveJson("{}", R"(, "colour": "red")"))).ok());
   CHECK(!Kb::Load(BadKb("expr", NaiveJson("{}", R"(, "shape_constants": {"G": "H /"})"))).ok());
   CHECK(!Kb::Load(BadKb("json", "{not json")).ok());
+  // Pipelines: kernels of the source ending in `kernel`; shapes only with one.
+  CHECK(Kb::Load(BadKb("pipe", NaiveJson("{}", R"(, "pipeline": ["gemm_naive"],
+    "shapes": {"A": ["M", "K"]})")))
+            .ok());
+  auto pipe_end = Kb::Load(BadKb("pipe_end", NaiveJson("{}", R"(, "pipeline": ["nope"])")));
+  REQUIRE(!pipe_end.ok());
+  CHECK(std::string(pipe_end.status().message()).find("must end with") != std::string::npos);
+  auto pipe_def =
+      Kb::Load(BadKb("pipe_def", NaiveJson("{}", R"(, "pipeline": ["nope", "gemm_naive"])")));
+  REQUIRE(!pipe_def.ok());
+  CHECK(std::string(pipe_def.status().message()).find("'nope' is not defined") !=
+        std::string::npos);
+  CHECK(!Kb::Load(BadKb("shapes", NaiveJson("{}", R"(, "shapes": {"A": ["M", "K"]})"))).ok());
+  CHECK(!Kb::Load(BadKb("shapes_expr", NaiveJson("{}", R"(, "pipeline": ["gemm_naive"],
+    "shapes": {"A": ["M +"]})")))
+             .ok());
   std::string unknown_tech = NaiveJson("{}");
   unknown_tech.replace(unknown_tech.find("[\"tiling\"]"), 10, "[\"magic\"]");
   auto ut = Kb::Load(BadKb("tech", unknown_tech));

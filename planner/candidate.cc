@@ -72,6 +72,13 @@ absl::StatusOr<Instance> Instantiate(const kb::Template& t, const Config& c, con
           absl::StrCat(c.Key(), ": requirement '", r, "' does not hold for ", Describe(p)));
     }
   }
+  in.pipeline = t.pipeline;
+  for (const auto& [name, dims] : t.shapes) {
+    for (const std::string& e : dims) {
+      ASSIGN_OR_RETURN(int64_t v, kb::EvalExpr(e, env));
+      in.shapes[name].push_back(v);
+    }
+  }
   ASSIGN_OR_RETURN(in.source, kb::Substitute(t.source, SourceVars(p)));
   return in;
 }
@@ -82,6 +89,8 @@ worker::KernelSpec KernelOf(const Instance& c) {
   k.kernel = c.kernel;
   for (const auto& [name, v] : c.constants) k.constants[name] = std::to_string(v);
   k.dims = c.dims;
+  k.pipeline = c.pipeline;
+  k.shapes = c.shapes;
   return k;
 }
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "gpu_worker/candidate_schema.h"
@@ -39,6 +40,8 @@ struct Instance {
   std::string source, kernel;
   std::map<std::string, int64_t> constants;
   std::map<std::string, int64_t> dims;
+  std::vector<std::string> pipeline;                   // a template's launches, if several
+  std::map<std::string, std::vector<int64_t>> shapes;  // their tensors' problem shapes
 };
 
 // FailedPrecondition naming the requirement when the config does not fit the problem.

@@ -224,7 +224,9 @@ TEST_CASE("every template admitted at the H200 job shapes compiles for sm_90a", 
   const std::vector<Job> jobs = {{"gemm", "4096x4096x4096", {}},
                                  {"attention", "4x32x4096x128", {}},
                                  {"attention", "4x32x4096x128", {{"causal", "1"}}},
-                                 {"attention", "8x16x8192x64", {}}};
+                                 {"attention", "8x16x8192x64", {}},
+                                 {"moe", "4096x2048x1408x64x6", {}},
+                                 {"moe", "4096x4096x14336x8x2", {}}};
   for (const Job& j : jobs) {
     auto shape = ParseShape(j.family, j.shape);
     REQUIRE(shape.ok());
@@ -243,9 +245,20 @@ TEST_CASE("every template admitted at the H200 job shapes compiles for sm_90a", 
       INFO(spec.status().ToString());
       CHECK(spec.ok());
       if (!t->baseline) ++admitted;
+      if (spec.ok() && !t->pipeline.empty()) {  // moe_wgmma: one multi-launch spec
+        REQUIRE((*spec)["launches"].size() == t->pipeline.size());
+        CHECK((*spec)["launches"][2]["kernel"]["symbol"] == t->pipeline[2]);
+        CHECK((*spec)["check"]["op"] == "moe");
+        for (const json& ts : (*spec)["tensors"]) {
+          if (ts["name"] == "Wg") CHECK(ts["shape"].size() == 3);  // the problem's [E, D, F]
+          if (ts["name"] == "Xg") CHECK(ts.value("scratch", false));
+          if (ts["name"] == "Y") CHECK(!ts.value("scratch", false));
+        }
+      }
     }
     INFO(Describe(*p));
-    CHECK(admitted >= 2);  // the tune job has somewhere to go past its start
+    // The tune job has somewhere to go past its start (moe: the tensor-core pipeline).
+    CHECK(admitted >= (j.family == "moe" ? 1 : 2));
   }
 }
 

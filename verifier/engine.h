@@ -594,6 +594,7 @@ class Engine {
   bool OperandSide(int var, bool is_a, const expr& r, const expr& c, KSide* s);
   TagSet Contributions(const Op& op, const KSide& s);
   TagSet Union(const TagSet& a, const TagSet& b);
+  void FindWrittenTensors();
   void CarryBegin(int loop, const Block& body, std::map<int, FragTags>* saved);
   void CarryEnd(int loop, const std::map<int, FragTags>& saved);
   void MergeFragTags(const expr& cond, const std::vector<Val>& then_vals);
@@ -785,6 +786,7 @@ class Engine {
   std::vector<BarArray> bars_;
   std::deque<MbOp> mbops_;
   std::set<int> tma_allocs_;
+  std::set<int> written_tensors_;    // tensor indices some op writes (FindWrittenTensors)
   bool has_tma_ = false;             // the kernel issues TMA loads: reads checked at the end
   std::vector<int> deferred_reads_;  // events
   std::optional<expr> wg_commit_, wg_covered_;  // wgmma groups committed / known complete

@@ -17,6 +17,56 @@
 namespace argus::verifier {
 namespace engine {
 
+// The tensors some op of the kernel writes (stores, copies, fragment and TMA
+// stores into a view derived from the tensor): loads from the others are
+// functions of their coordinates.
+void Engine::FindWrittenTensors() {
+  std::map<int, std::set<int>> roots;  // view var -> tensor indices it may view
+  for (size_t t = 0; t < f_.tensors.size(); ++t)
+    roots[f_.tensors[t].var].insert(static_cast<int>(t));
+  std::vector<std::pair<int, int>> derives;  // (result, source) of view ops
+  std::vector<int> dsts;
+  std::function<void(const Block&)> scan = [&](const Block& b) {
+    for (const Op& o : b) {
+      switch (o.code) {
+        case OpCode::kMov:
+        case OpCode::kTile:
+        case OpCode::kIndex:
+        case OpCode::kSlice:
+        case OpCode::kTranspose:
+        case OpCode::kReshape:
+          if (o.result >= 0 && !o.operands.empty()) derives.emplace_back(o.result, o.operands[0]);
+          break;
+        case OpCode::kStore:
+          dsts.push_back(o.operands[0]);
+          break;
+        case OpCode::kCopy:
+        case OpCode::kStoreFragment:
+        case OpCode::kTmaStore:
+          if (o.operands.size() > 1) dsts.push_back(o.operands[1]);
+          break;
+        default:
+          break;
+      }
+      for (const Block& r : o.regions) scan(r);
+    }
+  };
+  scan(f_.body);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& [to, from] : derives) {
+      auto it = roots.find(from);
+      if (it == roots.end()) continue;
+      std::set<int>& r = roots[to];
+      for (int t : std::set<int>(it->second)) changed |= r.insert(t).second;
+    }
+  }
+  for (int d : dsts) {
+    auto it = roots.find(d);
+    if (it != roots.end()) written_tensors_.insert(it->second.begin(), it->second.end());
+  }
+}
+
 Cand Engine::BuildCand(const Event& w, const std::vector<expr>& L,
                        const std::map<unsigned, expr>& pins, expr extra, bool window,
                        std::vector<expr> bind) {
@@ -960,6 +1010,22 @@ absl::Status Engine::Step(const Op& op) {
         }
         if (!store) CheckRead(e);
       } else if (v.view.space == dsl::Space::kGlobal && !store) {
+        if (IsIntType(f_.vars[op.result].type) && v.view.base >= 0 &&
+            !written_tensors_.count(v.view.base)) {
+          // A tensor no thread of the kernel writes holds the same value at
+          // a coordinate for every thread and iteration: a function of the
+          // coordinates, so that two threads that read one address (an
+          // expert id read by a producer and by the consumers) agree.
+          z3::sort_vector dom(c_);
+          z3::expr_vector args(c_);
+          for (const expr& x : cs) {
+            dom.push_back(c_.int_sort());
+            args.push_back(x);
+          }
+          z3::func_decl ld = c_.function(absl::StrCat("ld:", f_.tensors[v.view.base].name).c_str(),
+                                         dom, c_.int_sort());
+          SetScalar(op.result, ld(args));
+        }
         vals_[op.result].tensor = v.view.base;
         vals_[op.result].coords = cs;
       }
@@ -1415,6 +1481,7 @@ absl::Status Engine::Run() {
     v.view = BaseView(f_.tensors[t], static_cast<int>(t));
     vals_[f_.tensors[t].var] = v;
   }
+  FindWrittenTensors();
   for (const auto& s : f_.scalars) Havoc(s.var);
   tid_base_ = Fresh("tid");
   fi_ = c_.int_const("frag:i");

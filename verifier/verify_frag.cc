@@ -290,6 +290,29 @@ void Engine::CheckMmaSides(const Op& op, const KSide& a, const KSide& b, const e
     std::string key = absl::StrCat(si.coeff, ":", absl::StrJoin(si.syms, ","));
     return classes.emplace(key, static_cast<int>(classes.size())).first->second;
   };
+  // The extent of a tag's K dim when the job fixes it (--dims), else 0.
+  auto fixed_extent = [&](const Tag& t, int d) -> int64_t {
+    const dsl::ir::SymInt& si = f_.tensors[t.tensor].shape[d];
+    int64_t v = si.coeff;
+    for (int sym : si.syms) {
+      auto it = opt_.dims.find(f_.dims[sym]);
+      if (it == opt_.dims.end()) return 0;
+      v *= it->second;
+    }
+    return v;
+  };
+  // Operands of different K classes still pair when one K dim is a stack of
+  // the other (a grouped GEMM's weights [E*K, N] seen as E blocks of K rows:
+  // row r is K index r % K of block r / K, and the tag assertions prove the
+  // block); then the K coordinates agree modulo the smaller extent.
+  auto k_differ = [&](const Tag& ta, int xa, const Tag& tb, int xb) -> expr {
+    const expr& ka = ta.c[xa];
+    const expr& kb = tb.c[xb];
+    const int64_t ea = fixed_extent(ta, xa), eb = fixed_extent(tb, xb);
+    if (ea > 0 && eb > ea && eb % ea == 0) return ka != z3::mod(kb, I(ea));
+    if (eb > 0 && ea > eb && ea % eb == 0) return z3::mod(ka, I(eb)) != kb;
+    return c_.bool_val(true);
+  };
   std::vector<int> da(a.alts.size()), db(b.alts.size()), ca(a.alts.size()), cb(b.alts.size());
   expr known_a = *a.known, known_b = *b.known;
   for (size_t x = 0; x < a.alts.size(); ++x) {
@@ -315,8 +338,8 @@ void Engine::CheckMmaSides(const Op& op, const KSide& a, const KSide& b, const e
       watch.emplace_back(absl::StrCat("@ta", x, "_", d), a.alts[x].tag.c[d]);
     for (size_t y = 0; y < b.alts.size(); ++y) {
       if (db[y] < 0) continue;
-      expr differ =
-          ca[x] != cb[y] ? c_.bool_val(true) : a.alts[x].tag.c[da[x]] != b.alts[y].tag.c[db[y]];
+      expr differ = ca[x] != cb[y] ? k_differ(a.alts[x].tag, da[x], b.alts[y].tag, db[y])
+                                   : a.alts[x].tag.c[da[x]] != b.alts[y].tag.c[db[y]];
       expr ind = guard && a.alts[x].cond && b.alts[y].cond && differ;
       watch.emplace_back(absl::StrCat("@w", x, "_", y), ind);
       bad = bad || ind;

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <thread>
 
 #include "gpu_worker/runner/cuda_types.h"
@@ -119,7 +120,7 @@ class CudaGpu : public Gpu {
     return Check(api_.cuStreamCreate(&stream_, CU_STREAM_DEFAULT), "cuStreamCreate");
   }
 
-  GpuStatus LoadModule(const std::string& image, std::string* log) override {
+  GpuStatus LoadModule(const std::string& image, std::string* log, void** module) override {
     static char info_log[1 << 14];
     static char error_log[1 << 14];
     info_log[0] = error_log[0] = 0;
@@ -128,9 +129,11 @@ class CudaGpu : public Gpu {
     void* vals[] = {info_log, reinterpret_cast<void*>(sizeof(info_log) - 1), error_log,
                     reinterpret_cast<void*>(sizeof(error_log) - 1)};
     // PTX must be NUL-terminated; a cubin is an ELF image. Keep a copy alive.
-    image_ = image;
-    image_.push_back('\0');
-    CUresult r = api_.cuModuleLoadDataEx(&module_, image_.data(), 4, opts, vals);
+    images_.push_back(image);
+    images_.back().push_back('\0');
+    CUmodule m = nullptr;
+    CUresult r = api_.cuModuleLoadDataEx(&m, images_.back().data(), 4, opts, vals);
+    *module = m;
     if (log != nullptr) {
       *log = error_log;
       if (info_log[0] != 0) *log += (log->empty() ? "" : "\n") + std::string(info_log);
@@ -138,27 +141,30 @@ class CudaGpu : public Gpu {
     return Check(r, "cuModuleLoadDataEx");
   }
 
-  GpuStatus GetFunction(const std::string& symbol, FunctionInfo* info) override {
-    if (auto s = Check(api_.cuModuleGetFunction(&fn_, module_, symbol.c_str()),
+  GpuStatus GetFunction(void* module, const std::string& symbol, FunctionInfo* info,
+                        void** function) override {
+    CUfunction fn = nullptr;
+    if (auto s = Check(api_.cuModuleGetFunction(&fn, static_cast<CUmodule>(module), symbol.c_str()),
                        "cuModuleGetFunction(" + symbol + ")");
         !s.ok()) {
       return s;
     }
+    *function = fn;
     if (info != nullptr) {
-      api_.cuFuncGetAttribute(&info->registers, CU_FUNC_ATTRIBUTE_NUM_REGS, fn_);
-      api_.cuFuncGetAttribute(&info->static_shared_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn_);
-      api_.cuFuncGetAttribute(&info->local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn_);
+      api_.cuFuncGetAttribute(&info->registers, CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
+      api_.cuFuncGetAttribute(&info->static_shared_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
+      api_.cuFuncGetAttribute(&info->local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn);
       api_.cuFuncGetAttribute(&info->max_threads_per_block, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                              fn_);
-      api_.cuFuncGetAttribute(&info->binary_version, CU_FUNC_ATTRIBUTE_BINARY_VERSION, fn_);
+                              fn);
+      api_.cuFuncGetAttribute(&info->binary_version, CU_FUNC_ATTRIBUTE_BINARY_VERSION, fn);
     }
     return {};
   }
 
-  GpuStatus SetMaxDynamicShared(int bytes) override {
-    return Check(
-        api_.cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
-        "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  GpuStatus SetMaxDynamicShared(void* function, int bytes) override {
+    return Check(api_.cuFuncSetAttribute(static_cast<CUfunction>(function),
+                                         CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
+                 "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
   }
 
   GpuStatus EncodeTensorMap(const TensorMapRequest& r, uint8_t* out) override {
@@ -184,10 +190,10 @@ class CudaGpu : public Gpu {
                  "cuTensorMapEncodeTiled");
   }
 
-  GpuStatus Launch(const std::array<int, 3>& g, const std::array<int, 3>& b, int shared,
-                   void** args) override {
-    return Check(api_.cuLaunchKernel(fn_, g[0], g[1], g[2], b[0], b[1], b[2], shared, stream_, args,
-                                     nullptr),
+  GpuStatus Launch(void* function, const std::array<int, 3>& g, const std::array<int, 3>& b,
+                   int shared, void** args) override {
+    return Check(api_.cuLaunchKernel(static_cast<CUfunction>(function), g[0], g[1], g[2], b[0],
+                                     b[1], b[2], shared, stream_, args, nullptr),
                  "cuLaunchKernel");
   }
 
@@ -303,9 +309,7 @@ class CudaGpu : public Gpu {
   int index_ = -1;
   CUcontext ctx_ = nullptr;
   CUstream stream_ = nullptr;
-  CUmodule module_ = nullptr;
-  CUfunction fn_ = nullptr;
-  std::string image_;
+  std::deque<std::string> images_;  // every loaded image, kept alive
 };
 
 }  // namespace

@@ -14,8 +14,10 @@
 // So a runner that launches on a non-blocking stream after a legacy memset
 // sees the memset land after its kernel, as the H200 did (MoE's NaN rows).
 //
-// The "kernel", whatever its symbol: f32 c[i] = a[i] + b[i], i < n, for the
-// arguments (a, b, c, n) — enough for a spec with check op "add".
+// The "kernels": symbol "copy", f32 c[i] = a[i] for the arguments (a, c, n);
+// any other symbol, f32 c[i] = a[i] + b[i], i < n, for the arguments
+// (a, b, c, n) — enough for specs with check op "add", in one launch or as a
+// pipeline of launches through scratch tensors.
 // Memory is host memory; device pointers are host addresses.
 //
 // Thread safety: none; the runner is single-threaded.
@@ -39,7 +41,7 @@ struct Stream {
 
 Stream g_legacy;
 std::vector<Stream*> g_streams;
-int g_module = 0, g_function = 0, g_context = 0, g_event = 0;
+int g_module = 0, g_function = 0, g_copy_function = 0, g_context = 0, g_event = 0;
 
 Stream* Of(void* s) { return s == nullptr ? &g_legacy : static_cast<Stream*>(s); }
 
@@ -140,8 +142,8 @@ CUresult cuModuleLoadDataEx(void** m, const void*, unsigned, int*, void**) {
   *m = &g_module;
   return 0;
 }
-CUresult cuModuleGetFunction(void** f, void*, const char*) {
-  *f = &g_function;
+CUresult cuModuleGetFunction(void** f, void*, const char* name) {
+  *f = std::strcmp(name, "copy") == 0 ? &g_copy_function : &g_function;
   return 0;
 }
 CUresult cuFuncGetAttribute(int* v, int attr, void*) {
@@ -149,8 +151,17 @@ CUresult cuFuncGetAttribute(int* v, int attr, void*) {
   return 0;
 }
 CUresult cuFuncSetAttribute(void*, int, int) { return 0; }
-CUresult cuLaunchKernel(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                        void* stream, void** args, void**) {
+CUresult cuLaunchKernel(void* f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, void* stream, void** args, void**) {
+  if (f == &g_copy_function) {
+    const float* a = *static_cast<float**>(args[0]);
+    float* c = *static_cast<float**>(args[1]);
+    const int n = *static_cast<int*>(args[2]);
+    Enqueue(Of(stream), [a, c, n] {
+      for (int i = 0; i < n; ++i) c[i] = a[i];
+    });
+    return 0;
+  }
   const float* a = *static_cast<float**>(args[0]);
   const float* b = *static_cast<float**>(args[1]);
   float* c = *static_cast<float**>(args[2]);

@@ -82,13 +82,16 @@ class Gpu {
   virtual GpuStatus QueryDevice(int index, DeviceInfo* info) = 0;
   virtual GpuStatus Open(int index) = 0;  // makes the device current; creates a stream
 
-  virtual GpuStatus LoadModule(const std::string& image, std::string* log) = 0;
-  virtual GpuStatus GetFunction(const std::string& symbol, FunctionInfo* info) = 0;
-  virtual GpuStatus SetMaxDynamicShared(int bytes) = 0;
+  // Modules and functions are opaque handles (CUmodule / CUfunction), valid
+  // until the process ends.
+  virtual GpuStatus LoadModule(const std::string& image, std::string* log, void** module) = 0;
+  virtual GpuStatus GetFunction(void* module, const std::string& symbol, FunctionInfo* info,
+                                void** function) = 0;
+  virtual GpuStatus SetMaxDynamicShared(void* function, int bytes) = 0;
   // Encodes a TMA tensor map (CUDA only) into `out` (128 bytes).
   virtual GpuStatus EncodeTensorMap(const TensorMapRequest& r, uint8_t* out) = 0;
-  virtual GpuStatus Launch(const std::array<int, 3>& grid, const std::array<int, 3>& block,
-                           int shared_bytes, void** args) = 0;
+  virtual GpuStatus Launch(void* function, const std::array<int, 3>& grid,
+                           const std::array<int, 3>& block, int shared_bytes, void** args) = 0;
 
   virtual GpuStatus Alloc(size_t bytes, uint64_t* ptr) = 0;
   virtual GpuStatus Free(uint64_t ptr) = 0;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <thread>
 
 #include "gpu_worker/runner/gpu_api.h"
@@ -114,15 +115,24 @@ class HipGpu : public Gpu {
     // are ordered with its launches (the CUDA side needed the same fix).
     return Check(api_.hipStreamCreate(&stream_), "hipStreamCreate");
   }
-  GpuStatus LoadModule(const std::string& image, std::string* log) override {
-    image_ = image;
-    return Check(api_.hipModuleLoadData(&module_, image_.data()), "hipModuleLoadData");
+  GpuStatus LoadModule(const std::string& image, std::string* log, void** module) override {
+    images_.push_back(image);
+    hipModule_t m = nullptr;
+    GpuStatus s = Check(api_.hipModuleLoadData(&m, images_.back().data()), "hipModuleLoadData");
+    *module = m;
+    return s;
   }
-  GpuStatus GetFunction(const std::string& symbol, FunctionInfo* info) override {
-    return Check(api_.hipModuleGetFunction(&fn_, module_, symbol.c_str()),
-                 "hipModuleGetFunction(" + symbol + ")");
+  GpuStatus GetFunction(void* module, const std::string& symbol, FunctionInfo* info,
+                        void** function) override {
+    hipFunction_t fn = nullptr;
+    GpuStatus s =
+        Check(api_.hipModuleGetFunction(&fn, static_cast<hipModule_t>(module), symbol.c_str()),
+              "hipModuleGetFunction(" + symbol + ")");
+    *function = fn;
+    return s;
   }
-  GpuStatus SetMaxDynamicShared(int bytes) override { return {}; }  // LDS is not opt-in on AMD
+  // LDS is not opt-in on AMD.
+  GpuStatus SetMaxDynamicShared(void* function, int bytes) override { return {}; }
   GpuStatus EncodeTensorMap(const TensorMapRequest& r, uint8_t* out) override {
     GpuStatus s;
     s.code = -1;
@@ -131,10 +141,10 @@ class HipGpu : public Gpu {
     s.where = "EncodeTensorMap";
     return s;
   }
-  GpuStatus Launch(const std::array<int, 3>& g, const std::array<int, 3>& b, int shared,
-                   void** args) override {
-    return Check(api_.hipModuleLaunchKernel(fn_, g[0], g[1], g[2], b[0], b[1], b[2], shared,
-                                            stream_, args, nullptr),
+  GpuStatus Launch(void* function, const std::array<int, 3>& g, const std::array<int, 3>& b,
+                   int shared, void** args) override {
+    return Check(api_.hipModuleLaunchKernel(static_cast<hipFunction_t>(function), g[0], g[1], g[2],
+                                            b[0], b[1], b[2], shared, stream_, args, nullptr),
                  "hipModuleLaunchKernel");
   }
   GpuStatus Alloc(size_t bytes, uint64_t* ptr) override {
@@ -226,9 +236,7 @@ class HipGpu : public Gpu {
   }
   HipApi api_;
   hipStream_t stream_ = nullptr;
-  hipModule_t module_ = nullptr;
-  hipFunction_t fn_ = nullptr;
-  std::string image_;
+  std::deque<std::string> images_;  // every loaded image, kept alive
 };
 
 template <typename Fn>

@@ -97,6 +97,56 @@ TEST_CASE("argus-runner orders inputs and poison before the kernel (stream rules
   CHECK(j["check_after_timing"]["passed"] == true);
 }
 
+// A pipeline of launches: s = a + b into a scratch buffer, then c = s (the
+// fake's "copy"). Every launch runs, in order, on the one stream: the check
+// of c = a + b passes only then (c copied from the still-poisoned s is NaN,
+// as the swapped order shows), and the NaN of the scratch buffer's
+// re-poisoning is not mistaken for a wrong output.
+TEST_CASE("argus-runner runs a spec's launches in order (stream rules)", "[runner]") {
+  const std::string dir = std::string(ARGUS_BINARY_DIR) + "/runner_fake_cuda_launches";
+  std::filesystem::create_directories(dir);
+  { std::ofstream(dir + "/k.ptx") << "// the fake driver ignores the image\n"; }
+  auto run = [&](bool swapped) {
+    nlohmann::json add = {
+        {"kernel", {{"artifact", "k.ptx"}, {"symbol", "add"}}},
+        {"args", {{{"tensor", "a"}}, {{"tensor", "b"}}, {{"tensor", "s"}}, {{"i32", 1000}}}}};
+    nlohmann::json copy = {{"kernel", {{"artifact", "k.ptx"}, {"symbol", "copy"}}},
+                           {"args", {{{"tensor", "s"}}, {{"tensor", "c"}}, {{"i32", 1000}}}}};
+    nlohmann::json spec = {
+        {"tensors",
+         {{{"name", "a"}, {"dtype", "f32"}, {"shape", {1000}}},
+          {{"name", "b"}, {"dtype", "f32"}, {"shape", {1000}}},
+          {{"name", "s"},
+           {"dtype", "f32"},
+           {"shape", {1000}},
+           {"init", "poison"},
+           {"scratch", true}},
+          {{"name", "c"}, {"dtype", "f32"}, {"shape", {1000}}, {"init", "poison"}}}},
+        {"launches", swapped ? nlohmann::json{copy, add} : nlohmann::json{add, copy}},
+        {"check", {{"op", "add"}, {"a", "a"}, {"b", "b"}, {"c", "c"}}},
+        {"timing", {{"warmup", 1}, {"reps", 3}, {"flush_l2", false}}}};
+    { std::ofstream(dir + "/spec.json") << spec.dump(); }
+    ProcessOptions opt;
+    opt.argv = {kRunner, "--spec", dir + "/spec.json", "--no-baseline"};
+    opt.extra_env = {std::string("ARGUS_LIBCUDA=") + ARGUS_FAKE_CUDA};
+    auto r = RunWithTimeout(opt);
+    REQUIRE(r.ok());
+    INFO(r->stdout_text << r->stderr_text);
+    REQUIRE(r->exit_code == 0);
+    return nlohmann::json::parse(r->stdout_text);
+  };
+  nlohmann::json ok = run(false);
+  CHECK(ok["outcome"] == "ok");
+  CHECK(ok["check"]["passed"] == true);
+  CHECK(ok["launches"].size() == 2);
+  CHECK(ok["launches"][1]["kernel"] == "copy");
+  CHECK(ok["launches"][1]["median_ms"].get<double>() >= 0);
+  CHECK(ok["check_after_timing"]["passed"] == true);
+  nlohmann::json bad = run(true);
+  CHECK(bad["outcome"] == "wrong");
+  CHECK(bad["check"]["nan_count"] == 1000);
+}
+
 // The MoE baseline helper (torch_moe_loop) beside the runner answers every
 // request with one JSON object: a malformed one is an error, and a machine
 // without PyTorch or a GPU (CI) gets `unsupported`, never a traceback.

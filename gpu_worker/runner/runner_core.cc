@@ -118,21 +118,73 @@ const TensorSpec* RunSpec::Find(const std::string& name) const {
   return nullptr;
 }
 
+namespace {
+
+// "kernel": {...} of a launch.
+void ParseKernel(const json& k, LaunchSpec* l) {
+  l->artifact = k.at("artifact").get<std::string>();
+  l->symbol = k.at("symbol").get<std::string>();
+  l->format = k.value("format", "");
+  if (l->format.empty()) {
+    const std::string& a = l->artifact;
+    l->format = a.size() > 4 && a.substr(a.size() - 4) == ".ptx" ? "ptx"
+                : a.find(".hsaco") != std::string::npos          ? "hsaco"
+                                                                 : "cubin";
+  }
+  if (k.contains("grid")) l->grid = k["grid"].get<std::array<int, 3>>();
+  if (k.contains("block")) l->block = k["block"].get<std::array<int, 3>>();
+  l->shared_bytes = k.value("shared_bytes", 0);
+}
+
+// "args": [...] of a launch, whose tensors `s` must declare.
+bool ParseArgs(const json& args, const RunSpec& s, std::vector<ArgSpec>* out, std::string* error) {
+  for (const json& a : args) {
+    ArgSpec as;
+    if (a.contains("tensor")) {
+      as.kind = ArgSpec::Kind::kTensor;
+      as.tensor = a["tensor"].get<std::string>();
+      if (s.Find(as.tensor) == nullptr) {
+        *error = "argument names unknown tensor " + as.tensor;
+        return false;
+      }
+    } else if (a.contains("i32")) {
+      as.kind = ArgSpec::Kind::kI32;
+      as.i = a["i32"].get<int64_t>();
+    } else if (a.contains("i64")) {
+      as.kind = ArgSpec::Kind::kI64;
+      as.i = a["i64"].get<int64_t>();
+    } else if (a.contains("f32")) {
+      as.kind = ArgSpec::Kind::kF32;
+      as.f = a["f32"].get<double>();
+    } else if (a.contains("tensormap")) {
+      const json& t = a["tensormap"];
+      as.kind = ArgSpec::Kind::kTensorMap;
+      as.tensor = t.at("tensor").get<std::string>();
+      as.box = t.at("box").get<std::array<int64_t, 2>>();
+      as.swizzle = t.value("swizzle", "none");
+      const TensorSpec* ts = s.Find(as.tensor);
+      if (ts == nullptr || ts->shape.size() < 2) {
+        *error = "tensormap names no tensor of rank 2 or more: " + as.tensor;
+        return false;
+      }
+      if (as.box[0] < 1 || as.box[0] > 256 || as.box[1] < 1 || as.box[1] > 256 ||
+          (as.swizzle != "128B" && as.swizzle != "none")) {
+        *error = "tensormap box must be 1..256 per dim and swizzle 128B|none: " + a.dump();
+        return false;
+      }
+    } else {
+      *error = "argument " + a.dump() + " is none of tensor/i32/i64/f32/tensormap";
+      return false;
+    }
+    out->push_back(as);
+  }
+  return true;
+}
+
+}  // namespace
+
 bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
   try {
-    const json& k = j.at("kernel");
-    s->artifact = k.at("artifact").get<std::string>();
-    s->symbol = k.at("symbol").get<std::string>();
-    s->format = k.value("format", "");
-    if (s->format.empty()) {
-      const std::string& a = s->artifact;
-      s->format = a.size() > 4 && a.substr(a.size() - 4) == ".ptx" ? "ptx"
-                  : a.find(".hsaco") != std::string::npos          ? "hsaco"
-                                                                   : "cubin";
-    }
-    if (k.contains("grid")) s->grid = k["grid"].get<std::array<int, 3>>();
-    if (k.contains("block")) s->block = k["block"].get<std::array<int, 3>>();
-    s->shared_bytes = k.value("shared_bytes", 0);
     for (const json& t : j.at("tensors")) {
       TensorSpec ts;
       ts.name = t.at("name").get<std::string>();
@@ -144,6 +196,7 @@ bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
       ts.init = t.value("init", "random");
       ts.low = t.value("low", -1.0);
       ts.high = t.value("high", 1.0);
+      ts.scratch = t.value("scratch", false);
       if (ts.init != "random" && ts.init != "poison" && ts.init != "zero" && ts.init != "topk") {
         *error = "tensor " + ts.name + ": init must be random, poison, zero or topk";
         return false;
@@ -159,45 +212,30 @@ bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
       }
       s->tensors.push_back(ts);
     }
-    for (const json& a : j.at("args")) {
-      ArgSpec as;
-      if (a.contains("tensor")) {
-        as.kind = ArgSpec::Kind::kTensor;
-        as.tensor = a["tensor"].get<std::string>();
-        if (s->Find(as.tensor) == nullptr) {
-          *error = "argument names unknown tensor " + as.tensor;
-          return false;
-        }
-      } else if (a.contains("i32")) {
-        as.kind = ArgSpec::Kind::kI32;
-        as.i = a["i32"].get<int64_t>();
-      } else if (a.contains("i64")) {
-        as.kind = ArgSpec::Kind::kI64;
-        as.i = a["i64"].get<int64_t>();
-      } else if (a.contains("f32")) {
-        as.kind = ArgSpec::Kind::kF32;
-        as.f = a["f32"].get<double>();
-      } else if (a.contains("tensormap")) {
-        const json& t = a["tensormap"];
-        as.kind = ArgSpec::Kind::kTensorMap;
-        as.tensor = t.at("tensor").get<std::string>();
-        as.box = t.at("box").get<std::array<int64_t, 2>>();
-        as.swizzle = t.value("swizzle", "none");
-        const TensorSpec* ts = s->Find(as.tensor);
-        if (ts == nullptr || ts->shape.size() != 2) {
-          *error = "tensormap names no rank-2 tensor: " + as.tensor;
-          return false;
-        }
-        if (as.box[0] < 1 || as.box[0] > 256 || as.box[1] < 1 || as.box[1] > 256 ||
-            (as.swizzle != "128B" && as.swizzle != "none")) {
-          *error = "tensormap box must be 1..256 per dim and swizzle 128B|none: " + a.dump();
-          return false;
-        }
-      } else {
-        *error = "argument " + a.dump() + " is none of tensor/i32/i64/f32/tensormap";
+    if (j.contains("launches")) {
+      if (j.contains("kernel") || j.contains("args")) {
+        *error = "a spec has either launches or kernel + args";
         return false;
       }
-      s->args.push_back(as);
+      for (const json& l : j["launches"]) {
+        LaunchSpec ls;
+        ParseKernel(l.at("kernel"), &ls);
+        if (!ParseArgs(l.at("args"), *s, &ls.args, error)) {
+          *error =
+              "launch " + std::to_string(s->launches.size()) + " (" + ls.symbol + "): " + *error;
+          return false;
+        }
+        s->launches.push_back(std::move(ls));
+      }
+      if (s->launches.empty()) {
+        *error = "launches is empty";
+        return false;
+      }
+    } else {
+      LaunchSpec ls;
+      ParseKernel(j.at("kernel"), &ls);
+      if (!ParseArgs(j.at("args"), *s, &ls.args, error)) return false;
+      s->launches.push_back(std::move(ls));
     }
     if (j.contains("check")) {
       const json& c = j["check"];
@@ -230,6 +268,10 @@ bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
           *error = "check names unknown tensor " + *name;
           return false;
         }
+      }
+      if (!cs.c.empty() && s->Find(cs.c)->scratch) {
+        *error = "check.c names a scratch tensor (" + cs.c + "), which is never checked";
+        return false;
       }
       if (cs.op != "none" &&
           (cs.a.empty() || (cs.b.empty() && cs.op != "softmax") || cs.c.empty() ||

@@ -6,16 +6,24 @@
 // sample for large ones; NaN never passes) and timing statistics. Kept apart
 // from the CUDA/HIP code so that it is unit-tested on machines with no GPU.
 //
-// Spec (all keys but kernel/tensors/args optional):
+// Spec (all keys but kernel/tensors/args, or launches/tensors, optional):
 //   {"kernel": {"artifact": "gemm.cubin", "format": "ptx|cubin|hsaco",
 //               "symbol": "gemm_bf16_tn", "grid": [x,y,z], "block": [x,y,z],
 //               "shared_bytes": 0},
 //    "tensors": [{"name": "A", "dtype": "bf16|f16|f32|i32", "shape": [M, K],
-//                 "init": "random|poison|zero|topk", "low": -1, "high": 1}, ...],
+//                 "init": "random|poison|zero|topk", "low": -1, "high": 1,
+//                 "scratch": false}, ...],
 //   ("topk", i32 only: each row of the last dim holds distinct ids drawn from
-//    [0, high), e.g. a MoE's routed experts)
+//    [0, high), e.g. a MoE's routed experts; "scratch": true — a buffer the
+//    launches pass between them, never checked; poisoned ones are re-poisoned
+//    before the checked run like outputs)
 //    "args": [{"tensor": "A"}, {"i32": 4096}, {"i64": 1}, {"f32": 1.0},
 //             {"tensormap": {"tensor": "A", "box": [128, 64], "swizzle": "128B"}}, ...],
+//   (a tensormap of a rank-3+ tensor sees it as rows = all but the last dim)
+//    or, for a pipeline of kernels (e.g. route, grouped GEMMs, reduce):
+//    "launches": [{"kernel": {...as above...}, "args": [...]}, ...]
+//   (run in order on one stream, all inside each timed repetition, the output
+//    checked once after the last; every artifact is loaded once)
 //    "check": {"op": "gemm", "a": "A", "b": "B", "c": "C", "m": M, "n": N, "k": K,
 //              "b_layout": "nk|kn", "full_max_macs": 134217728, "samples": 4096,
 //              "rtol": 2e-4, "atol": 1e-5}
@@ -78,6 +86,7 @@ struct TensorSpec {
   std::vector<int64_t> shape;
   std::string init = "random";  // random | poison | zero | topk
   double low = -1.0, high = 1.0;
+  bool scratch = false;  // passed between launches; not checked
   int64_t elements() const;
   int64_t bytes() const { return elements() * DTypeSize(dtype); }
 };
@@ -108,12 +117,17 @@ struct CheckSpec {
   bool causal = false;          // attention
 };
 
-struct RunSpec {
+// One kernel launch: its artifact, entry, geometry and arguments.
+struct LaunchSpec {
   std::string artifact, format, symbol;
   std::array<int, 3> grid{1, 1, 1}, block{1, 1, 1};
   int shared_bytes = 0;
-  std::vector<TensorSpec> tensors;
   std::vector<ArgSpec> args;
+};
+
+struct RunSpec {
+  std::vector<LaunchSpec> launches;  // at least one; run in order
+  std::vector<TensorSpec> tensors;
   CheckSpec check;
   std::string baseline = "none";
   int warmup = 10, reps = 50;

@@ -55,7 +55,7 @@ TEST_CASE("GEMM check passes a right answer, fails wrong and NaN", "[runner]") {
   std::string err;
   REQUIRE(ParseRunSpec(GemmSpec(64, 32, 128), &s, &err));
   CHECK(s.flops == 2.0 * 64 * 32 * 128);
-  CHECK(s.format == "cubin");
+  CHECK(s.launches[0].format == "cubin");
   std::vector<HostTensor> t;
   for (int i = 0; i < 3; ++i) t.push_back(MakeHostTensor(s.tensors[i], s.seed, i));
   CHECK(std::isnan(t[2].At(0)));  // poisoned
@@ -126,8 +126,8 @@ TEST_CASE("Bad specs are refused with a message", "[runner]") {
   t["args"].push_back({{"tensormap", {{"tensor", "A"}, {"box", {64, 64}}, {"swizzle", "128B"}}}});
   RunSpec s4;
   REQUIRE(ParseRunSpec(t, &s4, &err));
-  CHECK(s4.args.back().kind == ArgSpec::Kind::kTensorMap);
-  CHECK(s4.args.back().box == std::array<int64_t, 2>{64, 64});
+  CHECK(s4.launches[0].args.back().kind == ArgSpec::Kind::kTensorMap);
+  CHECK(s4.launches[0].args.back().box == std::array<int64_t, 2>{64, 64});
   t["args"].back()["tensormap"]["box"] = {512, 64};
   RunSpec s5;
   CHECK_FALSE(ParseRunSpec(t, &s5, &err));
@@ -145,6 +145,66 @@ TEST_CASE("Bad specs are refused with a message", "[runner]") {
   RunSpec s8;
   CHECK_FALSE(ParseRunSpec(r, &s8, &err));
   CHECK(err.find("timing.rounds") != std::string::npos);
+}
+
+TEST_CASE("A spec may hold a list of launches with scratch tensors between them", "[runner]") {
+  // GEMM as two launches: T = A B into a scratch buffer, then C = T.
+  json j = GemmSpec(64, 64, 64);
+  j["tensors"].push_back({{"name", "T"},
+                          {"dtype", "f32"},
+                          {"shape", {64, 64}},
+                          {"init", "poison"},
+                          {"scratch", true}});
+  json first = {{"kernel", {{"artifact", "a.cubin"}, {"symbol", "mm"}, {"grid", {4, 2, 1}}}},
+                {"args", {{{"tensor", "A"}}, {{"tensor", "B"}}, {{"tensor", "T"}}}}};
+  json second = {{"kernel", {{"artifact", "b.ptx"}, {"symbol", "copy"}, {"shared_bytes", 64}}},
+                 {"args",
+                  {{{"tensor", "T"}},
+                   {{"tensor", "C"}},
+                   {{"i32", 4096}},
+                   {{"tensormap", {{"tensor", "T"}, {"box", {64, 64}}}}}}}};
+  json l = j;
+  l.erase("kernel");
+  l.erase("args");
+  l["launches"] = {first, second};
+  RunSpec s;
+  std::string err;
+  REQUIRE(ParseRunSpec(l, &s, &err));
+  REQUIRE(s.launches.size() == 2);
+  CHECK(s.launches[0].symbol == "mm");
+  CHECK(s.launches[0].grid == std::array<int, 3>{4, 2, 1});
+  CHECK(s.launches[0].format == "cubin");
+  CHECK(s.launches[1].format == "ptx");
+  CHECK(s.launches[1].shared_bytes == 64);
+  CHECK(s.launches[1].args.size() == 4);
+  CHECK(s.Find("T")->scratch);
+  CHECK_FALSE(s.Find("C")->scratch);
+  // The old single-launch form is one launch.
+  RunSpec one;
+  REQUIRE(ParseRunSpec(GemmSpec(64, 64, 64), &one, &err));
+  CHECK(one.launches.size() == 1);
+  // Both forms at once, an empty list, an unknown tensor in a later launch
+  // (named by its index and symbol), and a checked scratch tensor are refused.
+  json both = l;
+  both["kernel"] = j["kernel"];
+  RunSpec b;
+  CHECK_FALSE(ParseRunSpec(both, &b, &err));
+  CHECK(err.find("either launches or kernel") != std::string::npos);
+  json none = l;
+  none["launches"] = json::array();
+  RunSpec n;
+  CHECK_FALSE(ParseRunSpec(none, &n, &err));
+  json unknown = l;
+  unknown["launches"][1]["args"].push_back({{"tensor", "nope"}});
+  RunSpec u;
+  CHECK_FALSE(ParseRunSpec(unknown, &u, &err));
+  CHECK(err.find("launch 1 (copy)") != std::string::npos);
+  json checked = l;
+  checked["check"]["c"] = "T";
+  checked["check"]["op"] = "none";
+  RunSpec c;
+  CHECK_FALSE(ParseRunSpec(checked, &c, &err));
+  CHECK(err.find("scratch") != std::string::npos);
 }
 
 json MoeSpec(int64_t T, int64_t D, int64_t F, int64_t E, int64_t K) {

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -222,7 +223,7 @@ struct Runner {
     worst.passed = true;
     bool any = false;
     for (size_t i = 0; i < host.size(); ++i) {
-      if (host[i].spec.init != "poison") continue;
+      if (host[i].spec.init != "poison" || host[i].spec.scratch) continue;
       const bool is_c = host[i].spec.name == spec.check.c;
       if (c_override != 0 && !is_c) continue;
       HostTensor out = host[i];
@@ -289,6 +290,44 @@ struct Runner {
       ms.push_back(t);
     }
     return ComputeStats(ms);
+  }
+
+  // Median time of each launch of the pipeline over `reps` runs of all of them.
+  std::vector<double> PerLaunchMs(const std::vector<void*>& functions,
+                                  std::vector<std::vector<void*>>& args, uint64_t flush_ptr,
+                                  size_t flush_bytes, int reps) {
+    const size_t n = spec.launches.size();
+    std::vector<std::vector<void*>> ev(reps, std::vector<void*>(n + 1));
+    for (auto& r : ev) {
+      for (void*& e : r) {
+        if (GpuStatus s = gpu->EventCreate(&e); !s.ok()) Fail(s);
+      }
+    }
+    for (int i = 0; i < reps; ++i) {
+      if (flush_ptr != 0) gpu->FillAsync(flush_ptr, flush_bytes, static_cast<uint8_t>(i));
+      for (size_t l = 0; l < n; ++l) {
+        const LaunchSpec& ls = spec.launches[l];
+        gpu->EventRecord(ev[i][l]);
+        if (GpuStatus s =
+                gpu->Launch(functions[l], ls.grid, ls.block, ls.shared_bytes, args[l].data());
+            !s.ok()) {
+          Fail(s, "launch of " + ls.symbol + " refused");
+        }
+      }
+      gpu->EventRecord(ev[i][n]);
+    }
+    SyncOrDie("per-launch timing");
+    std::vector<double> out;
+    for (size_t l = 0; l < n; ++l) {
+      std::vector<double> ms;
+      for (int i = 0; i < reps; ++i) {
+        float t = 0;
+        if (GpuStatus s = gpu->EventElapsedMs(ev[i][l], ev[i][l + 1], &t); !s.ok()) Fail(s);
+        ms.push_back(t);
+      }
+      out.push_back(ComputeStats(ms).median_ms);
+    }
+    return out;
   }
 
   json Throughput(const TimingStats& t) {
@@ -547,6 +586,56 @@ struct Runner {
     return s;
   }
 
+  // The 8-byte argument slot of one kernel argument (a tensor's address, a
+  // scalar, or the device address of a TMA tensor map encoded here).
+  uint64_t ArgSlot(const ArgSpec& a) {
+    uint64_t slot = 0;
+    switch (a.kind) {
+      case ArgSpec::Kind::kTensor:
+        slot = DevOf(a.tensor);
+        break;
+      case ArgSpec::Kind::kI32: {
+        const int32_t v = static_cast<int32_t>(a.i);
+        std::memcpy(&slot, &v, 4);
+        break;
+      }
+      case ArgSpec::Kind::kI64:
+        slot = static_cast<uint64_t>(a.i);
+        break;
+      case ArgSpec::Kind::kF32: {
+        const float v = static_cast<float>(a.f);
+        std::memcpy(&slot, &v, 4);
+        break;
+      }
+      case ArgSpec::Kind::kTensorMap: {
+        // The map lives in device memory; the kernel gets its address. A
+        // rank-3+ tensor is seen as rows of its last dim (e.g. [E, K, N]
+        // experts' weights as one [E*K, N] matrix).
+        const TensorSpec* ts = spec.Find(a.tensor);
+        TensorMapRequest r;
+        r.base = DevOf(a.tensor);
+        r.dtype = static_cast<int>(ts->dtype);
+        r.elem_bytes = DTypeSize(ts->dtype);
+        r.cols = static_cast<uint64_t>(ts->shape.back());
+        r.rows = static_cast<uint64_t>(ts->elements()) / r.cols;
+        r.row_bytes = r.cols * r.elem_bytes;
+        r.box_rows = static_cast<unsigned>(a.box[0]);
+        r.box_cols = static_cast<unsigned>(a.box[1]);
+        r.swizzle_128b = a.swizzle == "128B";
+        alignas(64) uint8_t map[128] = {};
+        if (GpuStatus s = gpu->EncodeTensorMap(r, map); !s.ok()) {
+          Outcome("unsupported", "tensor map for " + a.tensor + ": " + s.Message());
+        }
+        if (GpuStatus s = gpu->Alloc(sizeof(map), &slot); !s.ok()) {
+          Fail(s, "allocating a tensor map");
+        }
+        if (GpuStatus s = gpu->CopyToDevice(slot, map, sizeof(map)); !s.ok()) Fail(s);
+        break;
+      }
+    }
+    return slot;
+  }
+
   std::string spec_path, cublas_path, sdpa_helper, moe_helper;
   int device_index = 0;
   bool no_baseline = false;
@@ -559,15 +648,21 @@ struct Runner {
     if (j.is_discarded()) Outcome("unsupported", "spec " + spec_path + " is not JSON");
     std::string error;
     if (!ParseRunSpec(j, &spec, &error)) Outcome("unsupported", "invalid spec: " + error);
-    InstallCrashHandler(spec.symbol);
-    result["kernel"] = spec.symbol;
-    result["artifact"] = spec.artifact;
-    result["format"] = spec.format;
+    const LaunchSpec& first = spec.launches[0];
+    InstallCrashHandler(first.symbol);
+    result["kernel"] = first.symbol;
+    result["artifact"] = first.artifact;
+    result["format"] = first.format;
     result["seed"] = spec.seed;
     result["launch"] = {
-        {"grid", spec.grid}, {"block", spec.block}, {"shared_bytes", spec.shared_bytes}};
+        {"grid", first.grid}, {"block", first.block}, {"shared_bytes", first.shared_bytes}};
 
-    const bool hip = spec.format == "hsaco";
+    const bool hip = first.format == "hsaco";
+    for (const LaunchSpec& l : spec.launches) {
+      if ((l.format == "hsaco") != hip) {
+        Outcome("unsupported", "launch " + l.symbol + ": every launch of a spec needs one runtime");
+      }
+    }
     gpu = hip ? OpenHip(&error) : OpenCuda(&error);
     if (gpu == nullptr) {
       Outcome("unsupported", std::string("no ") + (hip ? "HIP" : "CUDA") + " runtime: " + error);
@@ -583,44 +678,65 @@ struct Runner {
     gpu->QueryDevice(device_index, &device);
     result["device"] = DeviceJson(device);
 
-    const std::string artifact_path =
-        spec.artifact[0] == '/' ? spec.artifact : DirOf(spec_path) + "/" + spec.artifact;
-    const std::string image = ReadFile(artifact_path, &ok);
-    if (!ok) Outcome("unsupported", "cannot read artifact " + artifact_path);
-    std::string jit_log;
-    if (GpuStatus s = gpu->LoadModule(image, &jit_log); !s.ok()) {
-      Outcome(gpu->Classify(s) == ErrorClass::kFault ? "fault" : "unsupported",
-              "the device (" + device.arch + ") refused the " + spec.format +
-                  " artifact: " + s.Message() + (jit_log.empty() ? "" : "; JIT log: " + jit_log));
-    }
-    FunctionInfo fi;
-    if (GpuStatus s = gpu->GetFunction(spec.symbol, &fi); !s.ok()) {
-      Outcome("unsupported", "kernel symbol not in the artifact: " + s.Message());
-    }
-    result["function"] = {{"registers", fi.registers},
-                          {"static_shared_bytes", fi.static_shared_bytes},
-                          {"local_bytes", fi.local_bytes},
-                          {"max_threads_per_block", fi.max_threads_per_block},
-                          {"binary_version", fi.binary_version}};
-    const int64_t threads = static_cast<int64_t>(spec.block[0]) * spec.block[1] * spec.block[2];
-    if (fi.max_threads_per_block > 0 && threads > fi.max_threads_per_block) {
-      Outcome("unsupported", "block of " + std::to_string(threads) +
-                                 " threads exceeds the kernel's limit of " +
-                                 std::to_string(fi.max_threads_per_block));
-    }
-    if (spec.shared_bytes > 0 && !hip) {
-      const int total = spec.shared_bytes + std::max(0, fi.static_shared_bytes);
-      if (device.max_shared_per_block_optin > 0 && total > device.max_shared_per_block_optin) {
-        Outcome("unsupported", "kernel needs " + std::to_string(total) +
-                                   " bytes of shared memory; the device allows " +
-                                   std::to_string(device.max_shared_per_block_optin) +
-                                   " per block");
+    std::vector<void*> functions;
+    json launches = json::array();
+    std::map<std::string, void*> modules;  // artifact path -> module, each loaded once
+    for (const LaunchSpec& l : spec.launches) {
+      const std::string artifact_path =
+          l.artifact[0] == '/' ? l.artifact : DirOf(spec_path) + "/" + l.artifact;
+      void* module = nullptr;
+      if (auto it = modules.find(artifact_path); it != modules.end()) {
+        module = it->second;
+      } else {
+        const std::string image = ReadFile(artifact_path, &ok);
+        if (!ok) Outcome("unsupported", "cannot read artifact " + artifact_path);
+        std::string jit_log;
+        if (GpuStatus s = gpu->LoadModule(image, &jit_log, &module); !s.ok()) {
+          Outcome(gpu->Classify(s) == ErrorClass::kFault ? "fault" : "unsupported",
+                  "the device (" + device.arch + ") refused the " + l.format + " artifact " +
+                      l.artifact + ": " + s.Message() +
+                      (jit_log.empty() ? "" : "; JIT log: " + jit_log));
+        }
+        modules[artifact_path] = module;
       }
-      if (GpuStatus s = gpu->SetMaxDynamicShared(spec.shared_bytes); !s.ok()) {
-        Outcome("unsupported", "cannot raise the dynamic shared memory limit to " +
-                                   std::to_string(spec.shared_bytes) + ": " + s.Message());
+      FunctionInfo fi;
+      void* fn = nullptr;
+      if (GpuStatus s = gpu->GetFunction(module, l.symbol, &fi, &fn); !s.ok()) {
+        Outcome("unsupported", "kernel symbol not in the artifact: " + s.Message());
+      }
+      functions.push_back(fn);
+      const json fj = {{"registers", fi.registers},
+                       {"static_shared_bytes", fi.static_shared_bytes},
+                       {"local_bytes", fi.local_bytes},
+                       {"max_threads_per_block", fi.max_threads_per_block},
+                       {"binary_version", fi.binary_version}};
+      if (functions.size() == 1) result["function"] = fj;
+      launches.push_back({{"kernel", l.symbol},
+                          {"grid", l.grid},
+                          {"block", l.block},
+                          {"shared_bytes", l.shared_bytes},
+                          {"function", fj}});
+      const int64_t threads = static_cast<int64_t>(l.block[0]) * l.block[1] * l.block[2];
+      if (fi.max_threads_per_block > 0 && threads > fi.max_threads_per_block) {
+        Outcome("unsupported", l.symbol + ": block of " + std::to_string(threads) +
+                                   " threads exceeds the kernel's limit of " +
+                                   std::to_string(fi.max_threads_per_block));
+      }
+      if (l.shared_bytes > 0 && !hip) {
+        const int total = l.shared_bytes + std::max(0, fi.static_shared_bytes);
+        if (device.max_shared_per_block_optin > 0 && total > device.max_shared_per_block_optin) {
+          Outcome("unsupported", l.symbol + " needs " + std::to_string(total) +
+                                     " bytes of shared memory; the device allows " +
+                                     std::to_string(device.max_shared_per_block_optin) +
+                                     " per block");
+        }
+        if (GpuStatus s = gpu->SetMaxDynamicShared(fn, l.shared_bytes); !s.ok()) {
+          Outcome("unsupported", "cannot raise the dynamic shared memory limit to " +
+                                     std::to_string(l.shared_bytes) + ": " + s.Message());
+        }
       }
     }
+    if (spec.launches.size() > 1) result["launches"] = launches;
 
     for (size_t i = 0; i < spec.tensors.size(); ++i) {
       host.push_back(MakeHostTensor(spec.tensors[i], spec.seed, static_cast<int>(i)));
@@ -636,59 +752,23 @@ struct Runner {
         }
       }
     }
-    // Kernel arguments, each in its own 8-byte slot.
-    std::vector<uint64_t> slots(spec.args.size());
-    std::vector<void*> args(spec.args.size());
-    for (size_t i = 0; i < spec.args.size(); ++i) {
-      const ArgSpec& a = spec.args[i];
-      switch (a.kind) {
-        case ArgSpec::Kind::kTensor:
-          slots[i] = DevOf(a.tensor);
-          break;
-        case ArgSpec::Kind::kI32: {
-          const int32_t v = static_cast<int32_t>(a.i);
-          std::memcpy(&slots[i], &v, 4);
-          break;
-        }
-        case ArgSpec::Kind::kI64:
-          slots[i] = static_cast<uint64_t>(a.i);
-          break;
-        case ArgSpec::Kind::kF32: {
-          const float v = static_cast<float>(a.f);
-          std::memcpy(&slots[i], &v, 4);
-          break;
-        }
-        case ArgSpec::Kind::kTensorMap: {
-          // The map lives in device memory; the kernel gets its address.
-          const TensorSpec* ts = spec.Find(a.tensor);
-          TensorMapRequest r;
-          r.base = DevOf(a.tensor);
-          r.dtype = static_cast<int>(ts->dtype);
-          r.elem_bytes = DTypeSize(ts->dtype);
-          r.rows = static_cast<uint64_t>(ts->shape[0]);
-          r.cols = static_cast<uint64_t>(ts->shape[1]);
-          r.row_bytes = r.cols * r.elem_bytes;
-          r.box_rows = static_cast<unsigned>(a.box[0]);
-          r.box_cols = static_cast<unsigned>(a.box[1]);
-          r.swizzle_128b = a.swizzle == "128B";
-          alignas(64) uint8_t map[128] = {};
-          if (GpuStatus s = gpu->EncodeTensorMap(r, map); !s.ok()) {
-            Outcome("unsupported", "tensor map for " + a.tensor + ": " + s.Message());
-          }
-          uint64_t p = 0;
-          if (GpuStatus s = gpu->Alloc(sizeof(map), &p); !s.ok())
-            Fail(s, "allocating a tensor map");
-          if (GpuStatus s = gpu->CopyToDevice(p, map, sizeof(map)); !s.ok()) Fail(s);
-          slots[i] = p;
-          break;
-        }
-      }
-      args[i] = &slots[i];
+    // Kernel arguments, each in its own 8-byte slot, per launch.
+    std::vector<std::vector<uint64_t>> slots(spec.launches.size());
+    std::vector<std::vector<void*>> args(spec.launches.size());
+    for (size_t l = 0; l < spec.launches.size(); ++l) {
+      const std::vector<ArgSpec>& as = spec.launches[l].args;
+      slots[l].resize(as.size());
+      for (size_t i = 0; i < as.size(); ++i) slots[l][i] = ArgSlot(as[i]);
+      for (size_t i = 0; i < as.size(); ++i) args[l].push_back(&slots[l][i]);
     }
     auto launch = [&] {
-      if (GpuStatus s = gpu->Launch(spec.grid, spec.block, spec.shared_bytes, args.data());
-          !s.ok()) {
-        Fail(s, "launch refused");
+      for (size_t l = 0; l < spec.launches.size(); ++l) {
+        const LaunchSpec& ls = spec.launches[l];
+        if (GpuStatus s =
+                gpu->Launch(functions[l], ls.grid, ls.block, ls.shared_bytes, args[l].data());
+            !s.ok()) {
+          Fail(s, "launch of " + ls.symbol + " refused");
+        }
       }
     };
 
@@ -716,6 +796,12 @@ struct Runner {
     result["flops"] = spec.flops;
     result["bytes"] = spec.bytes;
     result.update(Throughput(ours));
+    if (spec.launches.size() > 1) {
+      // Where a pipeline's time goes: each launch's median over as many
+      // repetitions (L2 flushed before each), events between the launches.
+      std::vector<double> per = PerLaunchMs(functions, args, flush, flush_bytes, ours.reps);
+      for (size_t l = 0; l < per.size(); ++l) result["launches"][l]["median_ms"] = per[l];
+    }
     // The checked result must survive the timed runs too (a racy kernel).
     CheckResult after = CheckAll("kernel (after timing)");
     result["check_after_timing"] = after.ToJson();

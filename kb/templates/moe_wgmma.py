@@ -1,0 +1,218 @@
+"""Fused top-k SwiGLU experts as six launches on Hopper tensor cores:
+Y[t] = sum_k Wt[t, k] * (silu(X[t] @ Wg[e]) * (X[t] @ Wu[e])) @ Wd[e] with e = Ids[t, k].
+
+1. moe_count (a block per expert): Cnt[e], the number of (token, k) slots routed to e.
+2. moe_place (a block per expert): a counting sort of the slots by expert. Each expert's rows
+   start at a multiple of BM in a padded row space of R = MT * BM rows (its start: the padded
+   counts of the experts before it), so that every BM-row tile belongs to one expert: TileE[tile]
+   is its expert, RowTok[row] the token of a row (-1 for padding), SlotRow[t, k] the row of slot
+   (t, k); a thread's slots are placed after those of the threads before it (a prefix sum).
+3. moe_gather: Xg[row] = X[RowTok[row]] (the grouped GEMM's A operand, rows contiguous per
+   expert, so that TMA can load them).
+4. moe_gateup: per (tile, BN columns of F), G = Xg Wg[e] and U = Xg Wu[e] on wgmma from one
+   warp-specialized TMA pipeline (both weights' tiles in each stage), then
+   H = silu(G) * U on the accumulators (fragment math), stored as bf16.
+5. moe_down: P = H Wd[e] per tile (bf16), the same pipeline with one weight.
+6. moe_reduce: Y[t] = sum_k Wt[t, k] * P[SlotRow[t, k]].
+
+The weights are seen as 2-D tensors (Wg, Wu: [E*D, F], Wd: [E*F, D]: the same memory as
+[E, D, F] / [E, F, D]), so that expert e's K-tile k is row tile e*KT + k of one TMA tensor map.
+Expert ids come from memory; clamps make every index provably in bounds at two instructions
+each (a router's ids are in [0, E) anyway). Padding rows and the tiles past the last expert's
+compute on whatever Xg holds there and are never read.
+"""
+
+
+@kernel(threads=1024)
+def moe_count(Ids: Tensor[i32, "T", "TOPK"], Cnt: Tensor[i32, "E"]):
+    grid(E)
+    ex = block_id(0)
+    n = 0
+    for i in range((T * TOPK - thread_id() + 1023) // 1024):
+        s = thread_id() + i * 1024
+        if min(max(Ids[s // TOPK, s % TOPK], 0), E - 1) == ex:
+            n += 1
+    total = block_reduce_sum(n)
+    if thread_id() == 0:
+        Cnt[ex] = total
+
+
+@kernel(threads=1024)
+def moe_place(Ids: Tensor[i32, "T", "TOPK"], Cnt: Tensor[i32, "E"], TileE: Tensor[i32, "MT"],
+              RowTok: Tensor[i32, "R"], SlotRow: Tensor[i32, "T", "TOPK"], BM: const = 128):
+    grid(E)
+    ex = block_id(0)
+    tid = thread_id()
+    sc = shared(i32, (1024,))
+    # The expert's first row: the padded sizes of the experts before it.
+    p0 = 0
+    for ee in range(ex):
+        p0 += (Cnt[ee] + BM - 1) // BM * BM
+    tot = Cnt[ex]
+    n = 0
+    for i in range((T * TOPK - tid + 1023) // 1024):
+        s = tid + i * 1024
+        if min(max(Ids[s // TOPK, s % TOPK], 0), E - 1) == ex:
+            n += 1
+    # Inclusive prefix sum of the threads' counts (Hillis-Steele).
+    sc[tid] = n
+    barrier()
+    for b in range(10):
+        v = sc[tid]
+        if tid >= (1 << b):
+            v += sc[tid - (1 << b)]
+        barrier()
+        sc[tid] = v
+        barrier()
+    r = p0 + sc[tid] - n
+    for i in range((T * TOPK - tid + 1023) // 1024):
+        s = tid + i * 1024
+        if min(max(Ids[s // TOPK, s % TOPK], 0), E - 1) == ex:
+            rr = min(max(r, 0), R - 1)
+            RowTok[rr] = s // TOPK
+            SlotRow[s // TOPK, s % TOPK] = rr
+            r += 1
+    # This expert's tiles and padding rows; the last expert's block also the unused tail.
+    t0 = p0 // BM
+    for i in range(tid, (tot + BM - 1) // BM, 1024):
+        TileE[min(max(t0 + i, 0), MT - 1)] = ex
+    for j in range(tid, (tot + BM - 1) // BM * BM - tot, 1024):
+        RowTok[min(max(p0 + tot + j, 0), R - 1)] = -1
+    if ex == E - 1:
+        end = max(p0 + (tot + BM - 1) // BM * BM, 0)
+        for j in range(end + tid, R, 1024):
+            RowTok[j] = -1
+        for i in range(end // BM + tid, MT, 1024):
+            TileE[i] = 0
+
+
+@kernel(threads=256)
+def moe_gather(X: Tensor[${dtype}, "T", "D"], RowTok: Tensor[i32, "R"],
+               Xg: Tensor[${dtype}, "R", "D"], GW: const = 2048):
+    grid(R)
+    r = block_id(0)
+    tok = RowTok[r]
+    if tok >= 0:
+        t = min(tok, T - 1)
+        for c in range(D // GW):  # 16-byte vectors, GW elements per pass
+            copy(X.tile((1, GW), (t, c)), Xg.tile((1, GW), (r, c)),
+                 thread_layout((1, GW // 8), vec=8))
+
+
+@kernel(threads=384, arch="sm_90a")
+def moe_gateup(Xg: Tensor[bf16, "R", "D"], TileE: Tensor[i32, "MT"],
+               Wg: Tensor[bf16, "ED", "F"], Wu: Tensor[bf16, "ED", "F"],
+               H: Tensor[bf16, "R", "F"],
+               BM: const = 128, BN: const = 128, BK: const = 64, STAGES: const = 4,
+               GROUP: const = 8):
+    grid(MT * (F // BN))
+    # Grouped order: GROUP row tiles at a time across all column tiles, so that the blocks in
+    # flight share their Xg tiles and one or two experts' weights in L2.
+    NT = F // BN
+    first = block_id(0) // (GROUP * NT) * GROUP
+    rows = min(MT - first, GROUP)
+    bm = first + block_id(0) % (GROUP * NT) % rows
+    bn = block_id(0) % (GROUP * NT) // rows
+    KT = D // BK
+    e = min(max(TileE[bm], 0), ED // D - 1)
+    sA = shared(bf16, (STAGES, BM, BK), swizzle=Swizzle(3, 3, 3))
+    sG = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3))
+    sU = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3))
+    full = mbarrier(STAGES)
+    empty = mbarrier(STAGES, arrivals=2)
+    g = fragment(f32, (BM, BN), mma="wgmma_bf16", warpgroups=(2, 1), first_warpgroup=1)
+    u = fragment(f32, (BM, BN), mma="wgmma_bf16", warpgroups=(2, 1), first_warpgroup=1)
+    if warpgroup_id() == 0:
+        setmaxnreg(40)
+        if thread_id() == 0:
+            for k in range(KT):
+                s = k % STAGES
+                mbarrier_wait(empty[s], (k // STAGES + 1) % 2)
+                mbarrier_arrive_expect_tx(full[s], (BM * BK + 2 * BK * BN) * 2)
+                tma_load(Xg.tile((BM, BK), (bm, k)), sA[s], full[s])
+                for j in range(BN // 64):
+                    tma_load(Wg.tile((BK, 64), (e * KT + k, bn * (BN // 64) + j)), sG[s, j],
+                             full[s])
+                    tma_load(Wu.tile((BK, 64), (e * KT + k, bn * (BN // 64) + j)), sU[s, j],
+                             full[s])
+    else:
+        setmaxnreg(232)
+        for k in range(KT):
+            s = k % STAGES
+            mbarrier_wait(full[s], (k // STAGES) % 2)
+            ag = wgmma_operand(sA[s], g, operand="A")
+            au = wgmma_operand(sA[s], u, operand="A")
+            bg = wgmma_operand(sG[s], g, operand="B")
+            bu = wgmma_operand(sU[s], u, operand="B")
+            assert_tag(ag, lambda i, j: Xg(bm * BM + i, k * BK + j))
+            assert_tag(au, lambda i, j: Xg(bm * BM + i, k * BK + j))
+            assert_tag(bg, lambda i, j: Wg(e * D + k * BK + i, bn * BN + j))
+            assert_tag(bu, lambda i, j: Wu(e * D + k * BK + i, bn * BN + j))
+            wgmma(g, ag, bg)
+            wgmma(u, au, bu)
+            wgmma_commit()
+            wgmma_wait(1)
+            if k > 0 and thread_id() % 128 == 0:
+                mbarrier_arrive(empty[(k - 1) % STAGES])
+        wgmma_wait(0)
+        # silu(g) * u = g / (1 + 2^(-g log2 e)) * u
+        store(g / (1.0 + exp2(g * -1.4426950408889634)) * u, H.tile((BM, BN), (bm, bn)))
+
+
+@kernel(threads=384, arch="sm_90a")
+def moe_down(H: Tensor[bf16, "R", "F"], TileE: Tensor[i32, "MT"], Wd: Tensor[bf16, "EF", "D"],
+             P: Tensor[bf16, "R", "D"],
+             BM: const = 128, BN: const = 256, BK: const = 64, STAGES: const = 4,
+             GROUP: const = 8):
+    grid(MT * (D // BN))
+    NT = D // BN  # grouped order, as in moe_gateup
+    first = block_id(0) // (GROUP * NT) * GROUP
+    rows = min(MT - first, GROUP)
+    bm = first + block_id(0) % (GROUP * NT) % rows
+    bn = block_id(0) % (GROUP * NT) // rows
+    KT = F // BK
+    e = min(max(TileE[bm], 0), EF // F - 1)
+    sA = shared(bf16, (STAGES, BM, BK), swizzle=Swizzle(3, 3, 3))
+    sB = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3))
+    full = mbarrier(STAGES)
+    empty = mbarrier(STAGES, arrivals=2)
+    acc = fragment(f32, (BM, BN), mma="wgmma_bf16", warpgroups=(2, 1), first_warpgroup=1)
+    if warpgroup_id() == 0:
+        setmaxnreg(40)
+        if thread_id() == 0:
+            for k in range(KT):
+                s = k % STAGES
+                mbarrier_wait(empty[s], (k // STAGES + 1) % 2)
+                mbarrier_arrive_expect_tx(full[s], (BM * BK + BK * BN) * 2)
+                tma_load(H.tile((BM, BK), (bm, k)), sA[s], full[s])
+                for j in range(BN // 64):
+                    tma_load(Wd.tile((BK, 64), (e * KT + k, bn * (BN // 64) + j)), sB[s, j],
+                             full[s])
+    else:
+        setmaxnreg(232)
+        for k in range(KT):
+            s = k % STAGES
+            mbarrier_wait(full[s], (k // STAGES) % 2)
+            a = wgmma_operand(sA[s], acc, operand="A")
+            b = wgmma_operand(sB[s], acc, operand="B")
+            assert_tag(a, lambda i, j: H(bm * BM + i, k * BK + j))
+            assert_tag(b, lambda i, j: Wd(e * F + k * BK + i, bn * BN + j))
+            wgmma(acc, a, b)
+            wgmma_commit()
+            wgmma_wait(1)
+            if k > 0 and thread_id() % 128 == 0:
+                mbarrier_arrive(empty[(k - 1) % STAGES])
+        wgmma_wait(0)
+        store(acc, P.tile((BM, BN), (bm, bn)))
+
+
+@kernel(threads=256)
+def moe_reduce(P: Tensor[bf16, "R", "D"], SlotRow: Tensor[i32, "T", "TOPK"],
+               Wt: Tensor[f32, "T", "TOPK"], Y: Tensor[f32, "T", "D"]):
+    grid(T)
+    t = block_id(0)
+    for j in range(thread_id(), D, 256):
+        a = 0.0
+        for k in range(TOPK):
+            a += Wt[t, k] * f32(P[min(max(SlotRow[t, k], 0), R - 1), j])
+        Y[t, j] = a
