@@ -53,6 +53,9 @@ absl::StatusOr<json> VerifierClient::Verify(const KernelSpec& k, int64_t* waited
   v1::VerifyRequest req;
   req.set_file_name(absl::StrCat(k.kernel.empty() ? "kernel" : k.kernel, ".py"));
   req.set_source(k.source);
+  // One kernel: verify just it (its file may hold variants). A pipeline runs
+  // several kernels of the source, so every kernel is verified.
+  if (k.pipeline.empty()) req.set_kernel(k.kernel);
   for (const auto& [name, v] : k.constants) {
     int64_t i;
     if (absl::SimpleAtoi(v, &i)) (*req.mutable_constants())[name] = i;

@@ -77,6 +77,9 @@ GateReport VerifierGate::Check(const Instance& c, const std::string& target) {
   vo.dims = c.dims;
   vo.solver_timeout_ms = options_.solver_timeout_ms;
   vo.deadline_ms = options_.deadline_ms;
+  // As the remote gate (VerifierClient::Verify): just the candidate's kernel,
+  // unless it is a pipeline of several.
+  if (c.pipeline.empty()) vo.kernel = c.kernel;
   auto report = verifier::VerifySource(absl::StrCat(c.kernel, ".py"), c.source, co, vo);
   if (!report.ok()) {
     GateReport r;

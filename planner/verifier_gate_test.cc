@@ -89,6 +89,43 @@ TEST_CASE("the remote and in-process verifier gates refute a seeded bug and pass
   server.Stop();
 }
 
+TEST_CASE("both gates verify just the candidate's kernel of a source that holds several",
+          "[planner][verifier]") {
+  // A KB source may hold variants (the FA3 file holds three kernels): a
+  // candidate of one of them must not be judged by another's findings.
+  verifier::VerifierServer server({});
+  auto address = server.Start();
+  REQUIRE(address.ok());
+  worker::VerifierClientOptions vo;
+  vo.address = *address;
+  RemoteVerifierGate remote(vo);
+  VerifierGate local;
+  std::string bug = Read("tests/verifier/bugs/wrong_tile_offset.py");
+  const std::string def = "def gemm_mma(";
+  REQUIRE(bug.find(def) != std::string::npos);
+  bug.replace(bug.find(def), def.size(), "def gemm_mma_seeded(");
+  Instance clean = Gemm("examples/gemm_mma.py");
+  clean.source = bug + "\n" + clean.source;
+  Instance seeded = clean;
+  seeded.kernel = "gemm_mma_seeded";
+  Instance missing = clean;
+  missing.kernel = "gemm_absent";
+  for (CandidateGate* gate : std::initializer_list<CandidateGate*>{&remote, &local}) {
+    GateReport ok = gate->Check(clean, "interp");
+    INFO(ok.ToJson().dump());
+    CHECK(ok.passed);
+    GateReport r = gate->Check(seeded, "interp");
+    INFO(r.ToJson().dump());
+    CHECK_FALSE(r.passed);
+    CHECK(Find(r, "tag_assert") != nullptr);
+    GateReport none = gate->Check(missing, "interp");
+    INFO(none.ToJson().dump());
+    CHECK_FALSE(none.passed);
+    CHECK(none.ToJson().dump().find("no kernel named gemm_absent") != std::string::npos);
+  }
+  server.Stop();
+}
+
 TEST_CASE("the gate admits tensor-core flash attention at the tune shape and refutes a seeded bug",
           "[planner][verifier]") {
   // The KB template's instances for B4 H32 S4096 D128 (causal and not, GQA,

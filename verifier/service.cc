@@ -90,6 +90,7 @@ grpc::Status VerifierServiceImpl::Verify(grpc::ServerContext* ctx, const v1::Ver
       return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "deadline already passed");
   }
   vo.deadline_ms = budget;
+  vo.kernel = req->kernel();
   vo.solver_timeout_ms = static_cast<unsigned>(std::min<int64_t>(vo.solver_timeout_ms, budget));
   std::string name = req->file_name().empty() ? "kernel.py" : req->file_name();
   absl::StatusOr<Report> r = VerifySource(name, req->source(), check, vo);
