@@ -39,9 +39,9 @@ ROWS = [
     ("attn-d64", "attention B8 H16 S8192 D64 vs cuDNN SDPA", 1.00, 1,
      [("attention", "p-d64-bn128-s2-n"), ("attention", "d64-bq128-kv64-n")]),
     ("moe-e64", "MoE T4096 H2048 I1408 E64 top-6 vs PyTorch loop", 10.0, 1,
-     [("moe", "e64-mlp")]),
+     [("moe", "e64-wgmma"), ("moe", "e64-mlp")]),
     ("moe-e8", "MoE T4096 H4096 I14336 E8 top-2 vs PyTorch loop", 1.1, 1,
-     [("moe", "e8-mlp")]),
+     [("moe", "e8-wgmma"), ("moe", "e8-mlp")]),
 ]
 
 
@@ -80,6 +80,8 @@ def verify_payloads(argus, payload_dir):
                "--dims", ",".join(f"{k}={v}" for k, v in p["dims"].items())]
         for k, v in p.get("constants", {}).items():
             cmd += ["--const", f"{k}={v}"]
+        if not p.get("pipeline"):  # one kernel of a source that may hold variants
+            cmd += ["--kernel", p["kernel"]]
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
             report = json.loads(r.stdout) if r.stdout.strip() else {}
