@@ -12,8 +12,10 @@
 
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "gpu_worker/candidate.h"
 #include "kb/kb.h"
@@ -40,6 +42,24 @@ Instance Gemm(const std::string& file) {
   return c;
 }
 
+// A real argus-verifier service on loopback with a remote gate on it, and the
+// in-process gate: what each test below runs its candidates through.
+struct BothGates {
+  BothGates() {
+    auto address = server.Start();
+    REQUIRE(address.ok());
+    options.address = *address;
+    remote = std::make_unique<RemoteVerifierGate>(options);
+  }
+  ~BothGates() { server.Stop(); }
+  std::vector<CandidateGate*> all() { return {remote.get(), &local}; }
+
+  verifier::VerifierServer server{{}};
+  worker::VerifierClientOptions options;
+  std::unique_ptr<RemoteVerifierGate> remote;
+  VerifierGate local;
+};
+
 const json* Find(const GateReport& r, const std::string& kind) {
   for (const json& v : r.violations)
     if (v.value("kind", "") == kind) return &v;
@@ -48,15 +68,9 @@ const json* Find(const GateReport& r, const std::string& kind) {
 
 TEST_CASE("the remote and in-process verifier gates refute a seeded bug and pass a clean kernel",
           "[planner][verifier]") {
-  verifier::VerifierServer server({});
-  auto address = server.Start();
-  REQUIRE(address.ok());
-  worker::VerifierClientOptions vo;
-  vo.address = *address;
-  RemoteVerifierGate remote(vo);
-  VerifierGate local;
+  BothGates gates;
   Instance bug = Gemm("tests/verifier/bugs/wrong_tile_offset.py");
-  for (CandidateGate* gate : std::initializer_list<CandidateGate*>{&remote, &local}) {
+  for (CandidateGate* gate : gates.all()) {
     GateReport r = gate->Check(bug, "interp");
     INFO(r.ToJson().dump());
     CHECK_FALSE(r.passed);
@@ -71,11 +85,11 @@ TEST_CASE("the remote and in-process verifier gates refute a seeded bug and pass
     INFO(ok.ToJson().dump());
     CHECK(ok.passed);
   }
-  CHECK(remote.Check(bug, "interp").gate == "verifier@" + *address);
+  CHECK(gates.remote->Check(bug, "interp").gate == "verifier@" + gates.options.address);
 
   // A worker with this verifier refuses the bug even if the payload says it
   // passed: its own verifier has the last word.
-  worker::VerifierClient client(vo);
+  worker::VerifierClient client(gates.options);
   worker::CandidateOptions o;
   o.require_verification = true;
   o.verify = [&](const worker::KernelSpec& k, const std::string&) { return client.Verify(k); };
@@ -86,20 +100,13 @@ TEST_CASE("the remote and in-process verifier gates refute a seeded bug and pass
   json r = json::parse(*worker::HandleCandidate(p.ToJson().dump(), o));
   CHECK(r["outcome"] == "rejected");
   CHECK(r["verifier"]["verified"] == false);
-  server.Stop();
 }
 
 TEST_CASE("both gates verify just the candidate's kernel of a source that holds several",
           "[planner][verifier]") {
   // A KB source may hold variants (the FA3 file holds three kernels): a
   // candidate of one of them must not be judged by another's findings.
-  verifier::VerifierServer server({});
-  auto address = server.Start();
-  REQUIRE(address.ok());
-  worker::VerifierClientOptions vo;
-  vo.address = *address;
-  RemoteVerifierGate remote(vo);
-  VerifierGate local;
+  BothGates gates;
   std::string bug = Read("tests/verifier/bugs/wrong_tile_offset.py");
   const std::string def = "def gemm_mma(";
   REQUIRE(bug.find(def) != std::string::npos);
@@ -110,7 +117,7 @@ TEST_CASE("both gates verify just the candidate's kernel of a source that holds 
   seeded.kernel = "gemm_mma_seeded";
   Instance missing = clean;
   missing.kernel = "gemm_absent";
-  for (CandidateGate* gate : std::initializer_list<CandidateGate*>{&remote, &local}) {
+  for (CandidateGate* gate : gates.all()) {
     GateReport ok = gate->Check(clean, "interp");
     INFO(ok.ToJson().dump());
     CHECK(ok.passed);
@@ -123,7 +130,6 @@ TEST_CASE("both gates verify just the candidate's kernel of a source that holds 
     CHECK_FALSE(none.passed);
     CHECK(none.ToJson().dump().find("no kernel named gemm_absent") != std::string::npos);
   }
-  server.Stop();
 }
 
 TEST_CASE("the gate admits tensor-core flash attention at the tune shape and refutes a seeded bug",
