@@ -742,6 +742,8 @@ json TimingStats::ToJson() const {
           {"p90_ms", p90_ms}, {"stdev_ms", stdev_ms}};
 }
 
+double Median(std::vector<double> v) { return ComputeStats(std::move(v)).median_ms; }
+
 TimingStats ComputeStats(std::vector<double> ms) {
   TimingStats s;
   s.reps = static_cast<int>(ms.size());

@@ -178,6 +178,9 @@ struct TimingStats {
   nlohmann::json ToJson() const;
 };
 TimingStats ComputeStats(std::vector<double> ms);
+// The median of `v` (the mean of the two middle values when their count is
+// even); 0 for none.
+double Median(std::vector<double> v);
 
 // Warm-up and reps for a kernel whose one launch took `estimate_ms`, within
 // `budget_ms` (<= 0: the spec's own); at least 1 warm-up and 3 reps.

@@ -350,6 +350,8 @@ TEST_CASE("Timing statistics", "[runner]") {
   CHECK(t.max_ms == 5);
   CHECK(t.mean_ms == 3);
   CHECK(t.reps == 5);
+  CHECK(Median({0.98, 1.02, 0.99, 1.01}) == Approx(1.0));  // even count: the middle two's mean
+  CHECK(Median({}) == 0);
 }
 
 }  // namespace

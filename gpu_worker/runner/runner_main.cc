@@ -292,9 +292,9 @@ struct Runner {
     return ComputeStats(ms);
   }
 
-  // Median time of each launch of the pipeline over `reps` runs of all of them.
-  std::vector<double> PerLaunchMs(const std::vector<void*>& functions,
-                                  std::vector<std::vector<void*>>& args, uint64_t flush_ptr,
+  // Median time of each launch of the pipeline over `reps` runs of all of them;
+  // `launch_one(l)` issues launch l.
+  std::vector<double> PerLaunchMs(const std::function<void(size_t)>& launch_one, uint64_t flush_ptr,
                                   size_t flush_bytes, int reps) {
     const size_t n = spec.launches.size();
     std::vector<std::vector<void*>> ev(reps, std::vector<void*>(n + 1));
@@ -306,13 +306,8 @@ struct Runner {
     for (int i = 0; i < reps; ++i) {
       if (flush_ptr != 0) gpu->FillAsync(flush_ptr, flush_bytes, static_cast<uint8_t>(i));
       for (size_t l = 0; l < n; ++l) {
-        const LaunchSpec& ls = spec.launches[l];
         gpu->EventRecord(ev[i][l]);
-        if (GpuStatus s =
-                gpu->Launch(functions[l], ls.grid, ls.block, ls.shared_bytes, args[l].data());
-            !s.ok()) {
-          Fail(s, "launch of " + ls.symbol + " refused");
-        }
+        launch_one(l);
       }
       gpu->EventRecord(ev[i][n]);
     }
@@ -761,15 +756,16 @@ struct Runner {
       for (size_t i = 0; i < as.size(); ++i) slots[l][i] = ArgSlot(as[i]);
       for (size_t i = 0; i < as.size(); ++i) args[l].push_back(&slots[l][i]);
     }
-    auto launch = [&] {
-      for (size_t l = 0; l < spec.launches.size(); ++l) {
-        const LaunchSpec& ls = spec.launches[l];
-        if (GpuStatus s =
-                gpu->Launch(functions[l], ls.grid, ls.block, ls.shared_bytes, args[l].data());
-            !s.ok()) {
-          Fail(s, "launch of " + ls.symbol + " refused");
-        }
+    auto launch_one = [&](size_t l) {
+      const LaunchSpec& ls = spec.launches[l];
+      if (GpuStatus s =
+              gpu->Launch(functions[l], ls.grid, ls.block, ls.shared_bytes, args[l].data());
+          !s.ok()) {
+        Fail(s, "launch of " + ls.symbol + " refused");
       }
+    };
+    auto launch = [&] {
+      for (size_t l = 0; l < spec.launches.size(); ++l) launch_one(l);
     };
 
     // Correctness: one launch on poisoned outputs.
@@ -799,7 +795,7 @@ struct Runner {
     if (spec.launches.size() > 1) {
       // Where a pipeline's time goes: each launch's median over as many
       // repetitions (L2 flushed before each), events between the launches.
-      std::vector<double> per = PerLaunchMs(functions, args, flush, flush_bytes, ours.reps);
+      std::vector<double> per = PerLaunchMs(launch_one, flush, flush_bytes, ours.reps);
       for (size_t l = 0; l < per.size(); ++l) result["launches"][l]["median_ms"] = per[l];
     }
     // The checked result must survive the timed runs too (a racy kernel).
@@ -830,10 +826,7 @@ struct Runner {
             if (o > 0 && c > 0) ratios.push_back(o / c);
           }
           if (!ratios.empty()) {
-            std::sort(ratios.begin(), ratios.end());
-            const size_t n = ratios.size();
-            const double med =
-                n % 2 == 1 ? ratios[n / 2] : 0.5 * (ratios[n / 2 - 1] + ratios[n / 2]);
+            const double med = Median(ratios);
             result["ratio_first_round"] = result["ratio"];
             result["ratio"] = med;
             result["speedup"] = 1.0 / med;
