@@ -18,8 +18,9 @@ Y[t] = sum_k Wt[t, k] * (silu(X[t] @ Wg[e]) * (X[t] @ Wu[e])) @ Wd[e] with e = I
 The weights are seen as 2-D tensors (Wg, Wu: [E*D, F], Wd: [E*F, D]: the same memory as
 [E, D, F] / [E, F, D]), so that expert e's K-tile k is row tile e*KT + k of one TMA tensor map.
 Expert ids come from memory; clamps make every index provably in bounds at two instructions
-each (a router's ids are in [0, E) anyway). Padding rows and the tiles past the last expert's
-compute on whatever Xg holds there and are never read.
+each (a router's ids are in [0, E) anyway). The padding rows of a tile compute on whatever Xg
+holds there and are never read; the tiles past the last expert's (TileE = -1: the grid covers
+the most tiles any routing can need) run no K steps.
 """
 
 
@@ -83,7 +84,7 @@ def moe_place(Ids: Tensor[i32, "T", "TOPK"], Cnt: Tensor[i32, "E"], TileE: Tenso
         for j in range(end + tid, R, 1024):
             RowTok[j] = -1
         for i in range(end // BM + tid, MT, 1024):
-            TileE[i] = 0
+            TileE[i] = -1
 
 
 @kernel(threads=256)
@@ -113,7 +114,10 @@ def moe_gateup(Xg: Tensor[bf16, "R", "D"], TileE: Tensor[i32, "MT"],
     rows = min(MT - first, GROUP)
     bm = first + block_id(0) % (GROUP * NT) % rows
     bn = block_id(0) % (GROUP * NT) // rows
+    # The grid covers the most tiles any routing can need; a tile past the last expert's
+    # (TileE = -1) runs no K steps.
     KT = D // BK
+    NK = KT * min(max(TileE[bm] + 1, 0), 1)
     e = min(max(TileE[bm], 0), ED // D - 1)
     sA = shared(bf16, (STAGES, BM, BK), swizzle=Swizzle(3, 3, 3))
     sG = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3))
@@ -125,7 +129,7 @@ def moe_gateup(Xg: Tensor[bf16, "R", "D"], TileE: Tensor[i32, "MT"],
     if warpgroup_id() == 0:
         setmaxnreg(40)
         if thread_id() == 0:
-            for k in range(KT):
+            for k in range(NK):
                 s = k % STAGES
                 mbarrier_wait(empty[s], (k // STAGES + 1) % 2)
                 mbarrier_arrive_expect_tx(full[s], (BM * BK + 2 * BK * BN) * 2)
@@ -137,7 +141,7 @@ def moe_gateup(Xg: Tensor[bf16, "R", "D"], TileE: Tensor[i32, "MT"],
                              full[s])
     else:
         setmaxnreg(232)
-        for k in range(KT):
+        for k in range(NK):
             s = k % STAGES
             mbarrier_wait(full[s], (k // STAGES) % 2)
             ag = wgmma_operand(sA[s], g, operand="A")
@@ -171,6 +175,7 @@ def moe_down(H: Tensor[bf16, "R", "F"], TileE: Tensor[i32, "MT"], Wd: Tensor[bf1
     bm = first + block_id(0) % (GROUP * NT) % rows
     bn = block_id(0) % (GROUP * NT) // rows
     KT = F // BK
+    NK = KT * min(max(TileE[bm] + 1, 0), 1)  # as in moe_gateup
     e = min(max(TileE[bm], 0), EF // F - 1)
     sA = shared(bf16, (STAGES, BM, BK), swizzle=Swizzle(3, 3, 3))
     sB = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3))
@@ -180,7 +185,7 @@ def moe_down(H: Tensor[bf16, "R", "F"], TileE: Tensor[i32, "MT"], Wd: Tensor[bf1
     if warpgroup_id() == 0:
         setmaxnreg(40)
         if thread_id() == 0:
-            for k in range(KT):
+            for k in range(NK):
                 s = k % STAGES
                 mbarrier_wait(empty[s], (k // STAGES + 1) % 2)
                 mbarrier_arrive_expect_tx(full[s], (BM * BK + BK * BN) * 2)
@@ -190,7 +195,7 @@ def moe_down(H: Tensor[bf16, "R", "F"], TileE: Tensor[i32, "MT"], Wd: Tensor[bf1
                              full[s])
     else:
         setmaxnreg(232)
-        for k in range(KT):
+        for k in range(NK):
             s = k % STAGES
             mbarrier_wait(full[s], (k // STAGES) % 2)
             a = wgmma_operand(sA[s], acc, operand="A")
