@@ -1,9 +1,10 @@
 #!/bin/bash
 # Issue 6.7 on the GPU host: `argus tune` for GEMM 4096^3 bf16, attention
-# (B4 H32 S4096 D128, causal and not) and MoE (T4096 D2048 F1408 E64 top-6)
+# (B4 H32 S4096 D128, causal and not) and MoE (T4096 D2048 F1408 E64 top-6,
+# T4096 D4096 F14336 E8 top-2)
 # against a real argus-server (planner + in-process Z3 verifier gate) and two
 # argus-workers sharing GPU 0 (--device 0 --share_device --backend gpu). The
-# four jobs run at once; each ends with the best verified candidate, checked
+# jobs run at once; each ends with the best verified candidate, checked
 # by the worker against the runner's CPU reference, and its speed-up.
 #
 # Runs inside the service bundle (bench/service_bundle.sh):
@@ -43,7 +44,16 @@ else
     "attn|attention --shape 4x32x4096x128 --dtype bf16|${ATTN_N:-4}"
     "attn_causal|attention --shape 4x32x4096x128 --dtype bf16 --option causal=1|${ATTN_N:-4}"
     "moe|moe --shape 4096x2048x1408x64x6 --dtype bf16|${MOE_N:-5}"
+    "moe_e8|moe --shape 4096x4096x14336x8x2 --dtype bf16|${MOE_N:-5}"
   )
+fi
+# TUNE_ONLY="moe moe_e8" runs just the jobs named (default: all of them).
+if [ -n "${TUNE_ONLY:-}" ]; then
+  only=()
+  for j in "${jobs[@]}"; do
+    [[ " $TUNE_ONLY " == *" ${j%%|*} "* ]] && only+=("$j")
+  done
+  jobs=("${only[@]}")
 fi
 
 argus-server --listen "$addr" --db "$db" --max_jobs_per_client 8 --lease_ms 120000 \
