@@ -5,7 +5,8 @@ FA2 style; cases without a prefix) and examples/flash_attention_wgmma.py (wgmma 
 style; cases "w-..." for the overlapped kernel, "ws-..." for flash_attention_wgmma_serial, "p-..."
 for flash_attention_wgmma_pingpong: the overlapped kernel with its two consumer warp groups
 taking turns on the tensor cores through named barriers; "pl-..." the same with O rescaled
-after the wait, EARLY=False; "ps-..." examples/flash_attention_wgmma_persistent.py, the
+after the wait, EARLY=False; "p3-..." the same with three consumer warp groups (CWG=3, BM=192,
+FA3's D64 configuration); "ps-..." examples/flash_attention_wgmma_persistent.py, the
 ping-pong kernel on a persistent grid of 132 blocks).
 
 usage: bench/attention_payloads.py OUT_DIR [CASE,CASE...]
@@ -47,6 +48,7 @@ def wgmma_cases():
                                ("ws", "flash_attention_wgmma_serial", {}),
                                ("p", "flash_attention_wgmma_pingpong", {}),
                                ("pl", "flash_attention_wgmma_pingpong", {"EARLY": "False"}),
+                               ("p3", "flash_attention_wgmma_pingpong", {"CWG": "3"}),
                                ("ps", "flash_attention_wgmma_persistent", {})):
         for hd in ("64", "128"):
             for causal in (False, True):

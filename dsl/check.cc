@@ -271,6 +271,22 @@ void CountAssigns(const std::vector<StmtPtr>& body, bool nested,
   }
 }
 
+// Whether two expressions are the same tree (locations aside): `v[a:a + n]`'s
+// bounds then differ by n whatever a is.
+bool SameExpr(const Expr& x, const Expr& y) {
+  if (x.kind != y.kind || x.name != y.name || x.ival != y.ival || x.fval != y.fval ||
+      x.args.size() != y.args.size() || !x.kwargs.empty() || !y.kwargs.empty())
+    return false;
+  for (size_t i = 0; i < x.args.size(); ++i) {
+    if (!x.args[i] || !y.args[i]) {
+      if (x.args[i] || y.args[i]) return false;
+    } else if (!SameExpr(*x.args[i], *y.args[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool EndsInReturn(const std::vector<StmtPtr>& body) {
   if (body.empty()) return false;
   const Stmt& s = *body.back();
@@ -1411,6 +1427,22 @@ absl::StatusOr<Val> FnLowering::ElementAccess(const Val& base, const Expr& e,
                      "slice within the view's shape");
         }
         ext = (hi.i - lo.i + step - 1) / step;
+      } else if (step == 1 && ix.args[0] && ix.args[1] && ix.args[1]->kind == ExprKind::kBinOp &&
+                 ix.args[1]->name == "+" && SameExpr(*ix.args[1]->args[0], *ix.args[0])) {
+        // v[a:a + n] with a known only at run time: a constant extent n, so that the
+        // slice can stand where a constant shape is needed (an accumulator's store at a
+        // row offset that is not a multiple of the tile). Its bounds are checked where
+        // the start is known (interpreter, verifier).
+        ASSIGN_OR_RETURN(Val n, Eval(*ix.args[1]->args[1]));
+        if (n.k == Val::K::kInt) {
+          if (n.i < 0 || (ct.shape[d] >= 0 && n.i > ct.shape[d])) {
+            return Err(ix.loc,
+                       absl::StrCat("slice of ", n.i, " elements does not fit dim ", d,
+                                    " of extent ", ct.shape[d]),
+                       "slice within the view's shape");
+          }
+          ext = n.i;
+        }
       }
       ASSIGN_OR_RETURN(int vlo, AsIndex(lo, ix.loc, "slice start"));
       ASSIGN_OR_RETURN(int vhi, AsIndex(hi, ix.loc, "slice stop"));

@@ -685,5 +685,18 @@ TEST_CASE("warp shuffles and reductions") {
   }
 }
 
+TEST_CASE("a slice v[a:a + n] with a run-time start has the constant extent n") {
+  // The last 16 rows of X, wherever N puts them: a constant-shaped view for copy().
+  auto r = RunText("slice.py",
+                   "@kernel(threads=32)\ndef k(X: Tensor[f32, \"N\", 8], Y: Tensor[f32, 16, 8]):\n"
+                   "    grid(1)\n    r0 = N - 16\n"
+                   "    copy(X[r0:r0 + 16, :], Y.tile((16, 8), (0, 0)), thread_layout((4, 8)))\n",
+                   "", {{"N", 40}});
+  REQUIRE(r.ok());
+  const HostTensor &X = r->t[0], &Y = r->t[1];
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 8; ++j) CHECK(Y.At({i, j}) == X.At({24 + i, j}));
+}
+
 }  // namespace
 }  // namespace argus::dsl

@@ -214,6 +214,16 @@ TEST_CASE("Hopper: the FA3-style attention kernels verify in every template conf
       CHECK(r->verified());
       CHECK(r->findings.empty());
     }
+    // The ping-pong with three consumer warp groups (BM = 192, FA3's D64 configuration):
+    // a ring of three named barriers, and at S = 8192 a last query block shifted back to
+    // S - 192 so that it overlaps the one before it.
+    co.consts["CWG"] = "3";
+    opt.kernel = "flash_attention_wgmma_pingpong";
+    auto r = VerifySource("flash_attention_wgmma.py", text, co, opt);
+    REQUIRE(r.ok());
+    INFO("CWG=3: " << ToText(*r));
+    CHECK(r->verified());
+    CHECK(r->findings.empty());
   }
   // A kernel the file does not hold is an input error.
   VerifyOptions opt;

@@ -1,6 +1,6 @@
 # verifier-bug: S = Q K^T's B operand taken from the K tile without .T (row-major where wgmma needs K-major; BN = 64 so the shapes agree): B's rows are key positions, not head-dim columns
 # seeded into examples/flash_attention_wgmma.py
-# expect: mma_k_mismatch line 79
+# expect: mma_k_mismatch line 81
 # cex: A column k=
 # cex: B row k=
 # cex: (K dim 0 of K(
@@ -18,13 +18,15 @@ before the next;
 flash_attention_wgmma (last, the default) overlaps them as FA3 does within a warp group: it
 issues S(t) = Q K(t)^T and O += P(t-1) V(t-1) together, waits for S(t) only, runs the softmax
 of tile t while the tensor cores finish P(t-1) V(t-1), then rescales O.
-flash_attention_wgmma_pingpong adds FA3's inter-warp-group schedule: the two consumer warp
-groups issue their products in turn (named barriers: group g syncs on barrier 3 + g before its
-wgmmas and arrives on the other group's after them), so one group's softmax runs under the
-other's wgmmas; it rescales O while S(t) runs (EARLY) and divides by l once per row.
+flash_attention_wgmma_pingpong adds FA3's inter-warp-group schedule: the CWG consumer warp
+groups (two, or three for FA3's D64 configuration: BM = 64 * CWG query rows) issue their
+products in turn around a ring of named barriers (group g syncs on barrier 3 + g before its
+wgmmas and arrives on the next group's after them), so each group's softmax runs under the
+others' wgmmas; it rescales O while S(t) runs (EARLY) and divides by l once per row. Where BM
+does not divide S (BM = 192 at S = 8192), its last query block starts at S - BM.
 (flash_attention_wgmma_persistent.py runs it on a persistent grid.) Q, K and V are
 [rows, D] with rows = heads * S (TMA boxes are 2-D); query head h reads key/value head h // G
-(GQA); O is [BH, S, D] f32. S must be a multiple of BM and BN."""
+(GQA); O is [BH, S, D] f32. S must be a multiple of BN and of BM (of 64 for the ping-pong)."""
 
 
 @kernel(threads=384, arch="sm_90a")
@@ -104,15 +106,19 @@ def flash_attention_wgmma_serial(Q: Tensor[bf16, "RQ", HD], K: Tensor[bf16, "RKV
         store(o / l_i, O[h].tile((BM, HD), (qb, 0)))
 
 
-@kernel(threads=384, arch="sm_90a")
+@kernel(threads=128 * (CWG + 1), arch="sm_90a")
 def flash_attention_wgmma_pingpong(Q: Tensor[bf16, "RQ", HD], K: Tensor[bf16, "RKV", HD],
                                    V: Tensor[bf16, "RKV", HD], O: Tensor[f32, "BH", "S", HD],
-                                   HD: const = 128, G: const = 1, BM: const = 128,
-                                   BN: const = 128, STAGES: const = 2, CAUSAL: const = False,
-                                   EARLY: const = True):
-    grid(S // BM, BH)
-    # The longest causal rows first (the blocks of a head run in launch order).
-    qb, h = S // BM - 1 - block_id(0), block_id(1)
+                                   HD: const = 128, G: const = 1, BN: const = 128,
+                                   STAGES: const = 2, CAUSAL: const = False,
+                                   EARLY: const = True, CWG: const = 2):
+    grid(cdiv(S, 64 * CWG), BH)
+    BM = 64 * CWG  # CWG consumer warp groups of 64 query rows each
+    # The longest causal rows first (the blocks of a head run in launch order). When BM does
+    # not divide S (BM = 192), the last block starts at S - BM and so overlaps the one before
+    # it; both compute and store the same rows there.
+    qb, h = cdiv(S, BM) - 1 - block_id(0), block_id(1)
+    q0 = min(qb * BM, S - BM)
     hk = h // G
     KD = HD // 64
     sQ = shared(bf16, (KD, BM, 64), swizzle=Swizzle(3, 3, 3))
@@ -122,19 +128,28 @@ def flash_attention_wgmma_pingpong(Q: Tensor[bf16, "RQ", HD], K: Tensor[bf16, "R
     # K and V have rings of their own: K(t) goes back to the producer as soon as S(t) is done,
     # V(t) once P(t) V(t) is.
     kfull = mbarrier(STAGES)
-    kempty = mbarrier(STAGES, arrivals=2)
+    kempty = mbarrier(STAGES, arrivals=CWG)
     vfull = mbarrier(STAGES)
-    vempty = mbarrier(STAGES, arrivals=2)
-    o = fragment(f32, (BM, HD), mma="wgmma_bf16", warpgroups=(2, 1), first_warpgroup=1)
+    vempty = mbarrier(STAGES, arrivals=CWG)
+    o = fragment(f32, (BM, HD), mma="wgmma_bf16", warpgroups=(CWG, 1), first_warpgroup=1)
     nkv = S // BN
     if CAUSAL:
-        nkv = cdiv((qb + 1) * BM, BN)
+        nkv = cdiv(q0 + BM, BN)
     if warpgroup_id() == 0:
-        setmaxnreg(24)
+        # FA3's register split: 24/240 with two consumer groups, 32/160 with three.
+        setmaxnreg(24 + (CWG - 2) * 8)
         if thread_id() == 0:
             mbarrier_arrive_expect_tx(qbar[0], BM * HD * 2)
+            # 64-row boxes, as q0 is a multiple of 64 but not always of BM; one statement per
+            # box (the verifier does not follow a TMA load into a sub-tile whose offset moves
+            # with a loop variable).
+            qr = (h * S + q0) // 64
             for c in range(KD):
-                tma_load(Q.tile((BM, 64), (h * (S // BM) + qb, c)), sQ[c], qbar[0])
+                tma_load(Q.tile((64, 64), (qr, c)), sQ[c].tile((64, 64), (0, 0)), qbar[0])
+                tma_load(Q.tile((64, 64), (qr + 1, c)), sQ[c].tile((64, 64), (1, 0)), qbar[0])
+                if CWG > 2:
+                    tma_load(Q.tile((64, 64), (qr + 2, c)), sQ[c].tile((64, 64), (2, 0)),
+                             qbar[0])
             for t in range(nkv):
                 s = t % STAGES
                 mbarrier_wait(kempty[s], (t // STAGES + 1) % 2)
@@ -146,7 +161,7 @@ def flash_attention_wgmma_pingpong(Q: Tensor[bf16, "RQ", HD], K: Tensor[bf16, "R
                 for c in range(KD):
                     tma_load(V.tile((BN, 64), (hk * (S // BN) + t, c)), sV[s, c], vfull[s])
     else:
-        setmaxnreg(240)
+        setmaxnreg(240 - (CWG - 2) * 80)
         scale = rsqrt(f32(HD)) * 1.4426950408889634
         leader = thread_id() % 128 == 0
         # Ping-pong: warp group g issues its products once the other one has issued its own.
@@ -154,13 +169,13 @@ def flash_attention_wgmma_pingpong(Q: Tensor[bf16, "RQ", HD], K: Tensor[bf16, "R
         # syncing and the other group's 128 arriving, so the tensor cores alternate between the
         # groups and each one's softmax runs under the other's products.
         mine = 3 + warpgroup_id()
-        other = 6 - warpgroup_id()
-        if warpgroup_id() == 2:
+        other = 4 + warpgroup_id() % CWG  # the next group in the ring
+        if warpgroup_id() == CWG:
             named_barrier_arrive(4, 256)   # warp group 1 goes first
         mbarrier_wait(qbar[0], 0)
         # Tile 0: S(0) and its softmax (O is still zero: nothing to rescale).
         mbarrier_wait(kfull[0], 0)
-        sc = fragment(f32, (BM, BN), mma="wgmma_bf16", warpgroups=(2, 1), first_warpgroup=1)
+        sc = fragment(f32, (BM, BN), mma="wgmma_bf16", warpgroups=(CWG, 1), first_warpgroup=1)
         named_barrier_sync(mine, 256)
         wgmma(sc, wgmma_operand(sQ[0], sc, operand="A"),
               wgmma_operand(sK[0, 0].T, sc, operand="B"))
@@ -173,8 +188,8 @@ def flash_attention_wgmma_pingpong(Q: Tensor[bf16, "RQ", HD], K: Tensor[bf16, "R
         if leader:
             mbarrier_arrive(kempty[0])
         if CAUSAL:
-            if BN > qb * BM:
-                sc = select(col_index(sc) > row_index(sc) + qb * BM, -1.0e30, sc)
+            if BN > q0:
+                sc = select(col_index(sc) > row_index(sc) + q0, -1.0e30, sc)
         m_i = row_max(sc)
         p = exp2(fma(sc, scale, m_i * -scale))
         l_i = row_sum(p)
@@ -186,17 +201,18 @@ def flash_attention_wgmma_pingpong(Q: Tensor[bf16, "RQ", HD], K: Tensor[bf16, "R
             s = t % STAGES
             sp = (t - 1) % STAGES
             mbarrier_wait(kfull[s], (t // STAGES) % 2)
-            sc = fragment(f32, (BM, BN), mma="wgmma_bf16", warpgroups=(2, 1), first_warpgroup=1)
+            sc = fragment(f32, (BM, BN), mma="wgmma_bf16", warpgroups=(CWG, 1),
+                          first_warpgroup=1)
             named_barrier_sync(mine, 256)
             a0 = wgmma_operand(sQ[0], sc, operand="A")
             b0 = wgmma_operand(sK[s, 0].T, sc, operand="B")
-            assert_tag(a0, lambda i, j: Q(h * S + qb * BM + i, j))
+            assert_tag(a0, lambda i, j: Q(h * S + q0 + i, j))
             assert_tag(b0, lambda i, j: K(hk * S + t * BN + j, i))
             wgmma(sc, a0, b0)
             if KD > 1:
                 a1 = wgmma_operand(sQ[1], sc, operand="A")
                 b1 = wgmma_operand(sK[s, 1].T, sc, operand="B")
-                assert_tag(a1, lambda i, j: Q(h * S + qb * BM + i, 64 + j))
+                assert_tag(a1, lambda i, j: Q(h * S + q0 + i, 64 + j))
                 assert_tag(b1, lambda i, j: K(hk * S + t * BN + j, 64 + i))
                 wgmma(sc, a1, b1)
             wgmma_commit()
@@ -214,8 +230,8 @@ def flash_attention_wgmma_pingpong(Q: Tensor[bf16, "RQ", HD], K: Tensor[bf16, "R
             if leader:
                 mbarrier_arrive(kempty[s])
             if CAUSAL:
-                if (t + 1) * BN > qb * BM:
-                    sc = select(col_index(sc) + t * BN > row_index(sc) + qb * BM, -1.0e30, sc)
+                if (t + 1) * BN > q0:
+                    sc = select(col_index(sc) + t * BN > row_index(sc) + q0, -1.0e30, sc)
             m_new = max(m_i, row_max(sc))
             p = exp2(fma(sc, scale, m_new * -scale))
             corr = exp2((m_i - m_new) * scale)
@@ -239,7 +255,7 @@ def flash_attention_wgmma_pingpong(Q: Tensor[bf16, "RQ", HD], K: Tensor[bf16, "R
         if leader:
             mbarrier_arrive(vempty[sl])
         # One reciprocal per row, not a division per element.
-        store(o * (1.0 / l_i), O[h].tile((BM, HD), (qb, 0)))
+        store(o * (1.0 / l_i), O[h, q0:q0 + BM, :])
 
 
 @kernel(threads=384, arch="sm_90a")
