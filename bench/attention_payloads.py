@@ -60,7 +60,7 @@ def wgmma_cases():
                 out[f"{pre}-d128-bn{bn}-s{st}-{cn}"] = (
                     kernel, dict(extra, HD="128", BN=bn, STAGES=st), dims(128, 4096), causal,
                     PERF)
-        for bn, st in (("128", "2"), ("128", "4"), ("64", "4")):
+        for bn, st in (("128", "2"), ("128", "3"), ("128", "4"), ("64", "4")):
             out[f"{pre}-d64-bn{bn}-s{st}-n"] = (
                 kernel, dict(extra, HD="64", BN=bn, STAGES=st), dims(128, 8192), False, PERF)
     return out
