@@ -7,20 +7,24 @@ Y[t] = sum_k Wt[t, k] * (silu(X[t] @ Wg[e]) * (X[t] @ Wu[e])) @ Wd[e] with e = I
    counts of the experts before it), so that every BM-row tile belongs to one expert: TileE[tile]
    is its expert, RowTok[row] the token of a row (-1 for padding), SlotRow[t, k] the row of slot
    (t, k); a thread's slots are placed after those of the threads before it (a prefix sum).
+   Live[0] is the number of tiles that hold rows (the rest of the MT up to R are never used).
 3. moe_gather: Xg[row] = X[RowTok[row]] (the grouped GEMM's A operand, rows contiguous per
    expert, so that TMA can load them).
 4. moe_gateup: per (tile, BN columns of F), G = Xg Wg[e] and U = Xg Wu[e] on wgmma from one
    warp-specialized TMA pipeline (both weights' tiles in each stage), then
-   H = silu(G) * U on the accumulators (fragment math), stored as bf16.
+   H = silu(G) * U on the accumulators (fragment math), stored as bf16. Persistent: SMS blocks
+   walk the Live[0] * (F / BN) live tiles in grouped order (GROUP row tiles across all column
+   tiles, which share their Xg tiles and one or two experts' weights in L2), so the producer
+   loads a block's next tile while its consumers finish the last one, and no block runs for
+   the padding tiles; the K-step counter `it` runs on across tiles, and so does the ring.
 5. moe_down: P = H Wd[e] per tile (bf16), the same pipeline with one weight.
 6. moe_reduce: Y[t] = sum_k Wt[t, k] * P[SlotRow[t, k]].
 
 The weights are seen as 2-D tensors (Wg, Wu: [E*D, F], Wd: [E*F, D]: the same memory as
 [E, D, F] / [E, F, D]), so that expert e's K-tile k is row tile e*KT + k of one TMA tensor map.
 Expert ids come from memory; clamps make every index provably in bounds at two instructions
-each (a router's ids are in [0, E) anyway). The padding rows of a tile compute on whatever Xg
-holds there and are never read; the tiles past the last expert's (TileE = -1: the grid covers
-the most tiles any routing can need) run no K steps.
+each (a router's ids are in [0, E) anyway). The padding rows of a live tile compute on whatever
+Xg holds there and are never read.
 """
 
 
@@ -40,7 +44,8 @@ def moe_count(Ids: Tensor[i32, "T", "TOPK"], Cnt: Tensor[i32, "E"]):
 
 @kernel(threads=1024)
 def moe_place(Ids: Tensor[i32, "T", "TOPK"], Cnt: Tensor[i32, "E"], TileE: Tensor[i32, "MT"],
-              RowTok: Tensor[i32, "R"], SlotRow: Tensor[i32, "T", "TOPK"], BM: const = 128):
+              RowTok: Tensor[i32, "R"], SlotRow: Tensor[i32, "T", "TOPK"], Live: Tensor[i32, 1],
+              BM: const = 128):
     grid(E)
     ex = block_id(0)
     tid = thread_id()
@@ -81,6 +86,8 @@ def moe_place(Ids: Tensor[i32, "T", "TOPK"], Cnt: Tensor[i32, "E"], TileE: Tenso
         RowTok[min(max(p0 + tot + j, 0), R - 1)] = -1
     if ex == E - 1:
         end = max(p0 + (tot + BM - 1) // BM * BM, 0)
+        if tid == 0:
+            Live[0] = end // BM
         for j in range(end + tid, R, 1024):
             RowTok[j] = -1
         for i in range(end // BM + tid, MT, 1024):
@@ -101,114 +108,137 @@ def moe_gather(X: Tensor[${dtype}, "T", "D"], RowTok: Tensor[i32, "R"],
 
 
 @kernel(threads=384, arch="sm_90a")
-def moe_gateup(Xg: Tensor[bf16, "R", "D"], TileE: Tensor[i32, "MT"],
+def moe_gateup(Xg: Tensor[bf16, "R", "D"], Live: Tensor[i32, 1], TileE: Tensor[i32, "MT"],
                Wg: Tensor[bf16, "ED", "F"], Wu: Tensor[bf16, "ED", "F"],
                H: Tensor[bf16, "R", "F"],
                BM: const = 128, BN: const = 128, BK: const = 64, STAGES: const = 4,
-               GROUP: const = 8):
-    grid(MT * (F // BN))
-    # Grouped order: GROUP row tiles at a time across all column tiles, so that the blocks in
-    # flight share their Xg tiles and one or two experts' weights in L2.
+               GROUP: const = 8, SMS: const = 132):
+    grid(min(MT * (F // BN), SMS))
     NT = F // BN
-    first = block_id(0) // (GROUP * NT) * GROUP
-    rows = min(MT - first, GROUP)
-    bm = first + block_id(0) % (GROUP * NT) % rows
-    bn = block_id(0) % (GROUP * NT) // rows
-    # The grid covers the most tiles any routing can need; a tile past the last expert's
-    # (TileE = -1) runs no K steps.
     KT = D // BK
-    NK = KT * min(max(TileE[bm] + 1, 0), 1)
-    e = min(max(TileE[bm], 0), ED // D - 1)
+    TM = min(max(Live[0], 0), MT)  # the live row tiles (moe_place's count)
+    ntiles = cdiv(TM * NT - block_id(0), grid_dim(0))
     sA = shared(bf16, (STAGES, BM, BK), swizzle=Swizzle(3, 3, 3))
     sG = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3))
     sU = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3))
     full = mbarrier(STAGES)
     empty = mbarrier(STAGES, arrivals=2)
-    g = fragment(f32, (BM, BN), mma="wgmma_bf16", warpgroups=(2, 1), first_warpgroup=1)
-    u = fragment(f32, (BM, BN), mma="wgmma_bf16", warpgroups=(2, 1), first_warpgroup=1)
     if warpgroup_id() == 0:
         setmaxnreg(40)
         if thread_id() == 0:
-            for k in range(NK):
-                s = k % STAGES
-                mbarrier_wait(empty[s], (k // STAGES + 1) % 2)
-                mbarrier_arrive_expect_tx(full[s], (BM * BK + 2 * BK * BN) * 2)
-                tma_load(Xg.tile((BM, BK), (bm, k)), sA[s], full[s])
-                for j in range(BN // 64):
-                    tma_load(Wg.tile((BK, 64), (e * KT + k, bn * (BN // 64) + j)), sG[s, j],
-                             full[s])
-                    tma_load(Wu.tile((BK, 64), (e * KT + k, bn * (BN // 64) + j)), sU[s, j],
-                             full[s])
+            for i in range(ntiles):
+                t = block_id(0) + i * grid_dim(0)
+                first = t // (GROUP * NT) * GROUP  # grouped order, as gemm_wgmma_tma_store's
+                rows = min(TM - first, GROUP)
+                bm = first + t % (GROUP * NT) % rows
+                bn = t % (GROUP * NT) // rows
+                e = min(max(TileE[bm], 0), ED // D - 1)
+                for k in range(KT):
+                    it = i * KT + k
+                    s = it % STAGES
+                    mbarrier_wait(empty[s], (it // STAGES + 1) % 2)
+                    mbarrier_arrive_expect_tx(full[s], (BM * BK + 2 * BK * BN) * 2)
+                    tma_load(Xg.tile((BM, BK), (bm, k)), sA[s], full[s])
+                    for j in range(BN // 64):
+                        tma_load(Wg.tile((BK, 64), (e * KT + k, bn * (BN // 64) + j)),
+                                 sG[s, j], full[s])
+                        tma_load(Wu.tile((BK, 64), (e * KT + k, bn * (BN // 64) + j)),
+                                 sU[s, j], full[s])
     else:
         setmaxnreg(232)
-        for k in range(NK):
-            s = k % STAGES
-            mbarrier_wait(full[s], (k // STAGES) % 2)
-            ag = wgmma_operand(sA[s], g, operand="A")
-            au = wgmma_operand(sA[s], u, operand="A")
-            bg = wgmma_operand(sG[s], g, operand="B")
-            bu = wgmma_operand(sU[s], u, operand="B")
-            assert_tag(ag, lambda i, j: Xg(bm * BM + i, k * BK + j))
-            assert_tag(au, lambda i, j: Xg(bm * BM + i, k * BK + j))
-            assert_tag(bg, lambda i, j: Wg(e * D + k * BK + i, bn * BN + j))
-            assert_tag(bu, lambda i, j: Wu(e * D + k * BK + i, bn * BN + j))
-            wgmma(g, ag, bg)
-            wgmma(u, au, bu)
-            wgmma_commit()
-            wgmma_wait(1)
-            if k > 0 and thread_id() % 128 == 0:
-                mbarrier_arrive(empty[(k - 1) % STAGES])
-        wgmma_wait(0)
-        # silu(g) * u = g / (1 + 2^(-g log2 e)) * u
-        store(g / (1.0 + exp2(g * -1.4426950408889634)) * u, H.tile((BM, BN), (bm, bn)))
+        for i in range(ntiles):
+            t = block_id(0) + i * grid_dim(0)
+            first = t // (GROUP * NT) * GROUP  # grouped order, as gemm_wgmma_tma_store's
+            rows = min(TM - first, GROUP)
+            bm = first + t % (GROUP * NT) % rows
+            bn = t % (GROUP * NT) // rows
+            e = min(max(TileE[bm], 0), ED // D - 1)
+            g = fragment(f32, (BM, BN), mma="wgmma_bf16", warpgroups=(2, 1), first_warpgroup=1)
+            u = fragment(f32, (BM, BN), mma="wgmma_bf16", warpgroups=(2, 1), first_warpgroup=1)
+            for k in range(KT):
+                it = i * KT + k
+                s = it % STAGES
+                mbarrier_wait(full[s], (it // STAGES) % 2)
+                ag = wgmma_operand(sA[s], g, operand="A")
+                au = wgmma_operand(sA[s], u, operand="A")
+                bg = wgmma_operand(sG[s], g, operand="B")
+                bu = wgmma_operand(sU[s], u, operand="B")
+                assert_tag(ag, lambda r, c: Xg(bm * BM + r, k * BK + c))
+                assert_tag(au, lambda r, c: Xg(bm * BM + r, k * BK + c))
+                assert_tag(bg, lambda r, c: Wg(e * D + k * BK + r, bn * BN + c))
+                assert_tag(bu, lambda r, c: Wu(e * D + k * BK + r, bn * BN + c))
+                wgmma(g, ag, bg)
+                wgmma(u, au, bu)
+                wgmma_commit()
+                wgmma_wait(1)
+                if k > 0 and thread_id() % 128 == 0:
+                    mbarrier_arrive(empty[(it - 1) % STAGES])
+            wgmma_wait(0)
+            if thread_id() % 128 == 0:
+                mbarrier_arrive(empty[(i * KT + KT - 1) % STAGES])
+            store(g / (1.0 + exp2(g * -1.4426950408889634)) * u, H.tile((BM, BN), (bm, bn)))
 
 
 @kernel(threads=384, arch="sm_90a")
-def moe_down(H: Tensor[bf16, "R", "F"], TileE: Tensor[i32, "MT"], Wd: Tensor[bf16, "EF", "D"],
-             P: Tensor[bf16, "R", "D"],
+def moe_down(H: Tensor[bf16, "R", "F"], Live: Tensor[i32, 1], TileE: Tensor[i32, "MT"],
+             Wd: Tensor[bf16, "EF", "D"], P: Tensor[bf16, "R", "D"],
              BM: const = 128, BN: const = 256, BK: const = 64, STAGES: const = 4,
-             GROUP: const = 8):
-    grid(MT * (D // BN))
-    NT = D // BN  # grouped order, as in moe_gateup
-    first = block_id(0) // (GROUP * NT) * GROUP
-    rows = min(MT - first, GROUP)
-    bm = first + block_id(0) % (GROUP * NT) % rows
-    bn = block_id(0) % (GROUP * NT) // rows
+             GROUP: const = 8, SMS: const = 132):
+    grid(min(MT * (D // BN), SMS))
+    NT = D // BN
     KT = F // BK
-    NK = KT * min(max(TileE[bm] + 1, 0), 1)  # as in moe_gateup
-    e = min(max(TileE[bm], 0), EF // F - 1)
+    TM = min(max(Live[0], 0), MT)
+    ntiles = cdiv(TM * NT - block_id(0), grid_dim(0))
     sA = shared(bf16, (STAGES, BM, BK), swizzle=Swizzle(3, 3, 3))
     sB = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3))
     full = mbarrier(STAGES)
     empty = mbarrier(STAGES, arrivals=2)
-    acc = fragment(f32, (BM, BN), mma="wgmma_bf16", warpgroups=(2, 1), first_warpgroup=1)
     if warpgroup_id() == 0:
         setmaxnreg(40)
         if thread_id() == 0:
-            for k in range(NK):
-                s = k % STAGES
-                mbarrier_wait(empty[s], (k // STAGES + 1) % 2)
-                mbarrier_arrive_expect_tx(full[s], (BM * BK + BK * BN) * 2)
-                tma_load(H.tile((BM, BK), (bm, k)), sA[s], full[s])
-                for j in range(BN // 64):
-                    tma_load(Wd.tile((BK, 64), (e * KT + k, bn * (BN // 64) + j)), sB[s, j],
-                             full[s])
+            for i in range(ntiles):
+                t = block_id(0) + i * grid_dim(0)
+                first = t // (GROUP * NT) * GROUP  # grouped order, as gemm_wgmma_tma_store's
+                rows = min(TM - first, GROUP)
+                bm = first + t % (GROUP * NT) % rows
+                bn = t % (GROUP * NT) // rows
+                e = min(max(TileE[bm], 0), EF // F - 1)
+                for k in range(KT):
+                    it = i * KT + k
+                    s = it % STAGES
+                    mbarrier_wait(empty[s], (it // STAGES + 1) % 2)
+                    mbarrier_arrive_expect_tx(full[s], (BM * BK + BK * BN) * 2)
+                    tma_load(H.tile((BM, BK), (bm, k)), sA[s], full[s])
+                    for j in range(BN // 64):
+                        tma_load(Wd.tile((BK, 64), (e * KT + k, bn * (BN // 64) + j)),
+                                 sB[s, j], full[s])
     else:
         setmaxnreg(232)
-        for k in range(NK):
-            s = k % STAGES
-            mbarrier_wait(full[s], (k // STAGES) % 2)
-            a = wgmma_operand(sA[s], acc, operand="A")
-            b = wgmma_operand(sB[s], acc, operand="B")
-            assert_tag(a, lambda i, j: H(bm * BM + i, k * BK + j))
-            assert_tag(b, lambda i, j: Wd(e * F + k * BK + i, bn * BN + j))
-            wgmma(acc, a, b)
-            wgmma_commit()
-            wgmma_wait(1)
-            if k > 0 and thread_id() % 128 == 0:
-                mbarrier_arrive(empty[(k - 1) % STAGES])
-        wgmma_wait(0)
-        store(acc, P.tile((BM, BN), (bm, bn)))
+        for i in range(ntiles):
+            t = block_id(0) + i * grid_dim(0)
+            first = t // (GROUP * NT) * GROUP  # grouped order, as gemm_wgmma_tma_store's
+            rows = min(TM - first, GROUP)
+            bm = first + t % (GROUP * NT) % rows
+            bn = t % (GROUP * NT) // rows
+            e = min(max(TileE[bm], 0), EF // F - 1)
+            acc = fragment(f32, (BM, BN), mma="wgmma_bf16", warpgroups=(2, 1), first_warpgroup=1)
+            for k in range(KT):
+                it = i * KT + k
+                s = it % STAGES
+                mbarrier_wait(full[s], (it // STAGES) % 2)
+                a = wgmma_operand(sA[s], acc, operand="A")
+                b = wgmma_operand(sB[s], acc, operand="B")
+                assert_tag(a, lambda r, c: H(bm * BM + r, k * BK + c))
+                assert_tag(b, lambda r, c: Wd(e * F + k * BK + r, bn * BN + c))
+                wgmma(acc, a, b)
+                wgmma_commit()
+                wgmma_wait(1)
+                if k > 0 and thread_id() % 128 == 0:
+                    mbarrier_arrive(empty[(it - 1) % STAGES])
+            wgmma_wait(0)
+            if thread_id() % 128 == 0:
+                mbarrier_arrive(empty[(i * KT + KT - 1) % STAGES])
+            store(acc, P.tile((BM, BN), (bm, bn)))
 
 
 @kernel(threads=256)
@@ -221,3 +251,4 @@ def moe_reduce(P: Tensor[bf16, "R", "D"], SlotRow: Tensor[i32, "T", "TOPK"],
         for k in range(TOPK):
             a += Wt[t, k] * f32(P[min(max(SlotRow[t, k], 0), R - 1), j])
         Y[t, j] = a
+
