@@ -177,7 +177,7 @@ std::string PipelineLauncherHeader(const PipelineText& p) {
   }
   // The tensors: the problem's, then scratch (allocate kScratch's bytes),
   // then each tensor map a launch takes (a CUtensorMap the caller encodes).
-  std::string fields, scratch, loads, runs;
+  std::string fields, scratch, loads, runs, encodes;
   for (const json& t : p.spec.value("tensors", json::array())) {
     absl::StrAppend(&fields, "    void* ", t["name"].get<std::string>(), " = nullptr;",
                     t.value("scratch", false) ? "  // scratch" : "", "\n");
@@ -198,9 +198,28 @@ std::string PipelineLauncherHeader(const PipelineText& p) {
         args.push_back("t." + arg["tensor"].get<std::string>());
       } else if (arg.contains("tensormap")) {
         std::string f = absl::StrCat("tmap", i, "_", a);
-        absl::StrAppend(&fields, "    void* ", f, " = nullptr;  // CUtensorMap of ",
+        absl::StrAppend(&fields, "    void* ", f,
+                        " = nullptr;  // EncodeTensorMaps: the CUtensorMap of ",
                         arg["tensormap"].value("tensor", "?"), " for launch ", i, "\n");
         args.push_back("t." + f);
+        const json& m = arg["tensormap"];
+        const json* tensor = nullptr;
+        for (const json& t : p.spec.at("tensors"))
+          if (t.value("name", "") == m.value("tensor", "")) tensor = &t;
+        if (tensor != nullptr && m.contains("box") && m["box"].size() == 2) {
+          // As the runner encodes it: the tensor as rows of its last dim.
+          int64_t n = 1;
+          for (const json& d : (*tensor)["shape"]) n *= d.get<int64_t>();
+          const int64_t cols = (*tensor)["shape"].back().get<int64_t>();
+          const std::string dt = tensor->value("dtype", "f32");
+          absl::StrAppend(&encodes, "    ArgusTensorMap(t.", m.value("tensor", ""), ", ", n / cols,
+                          "ULL, ", cols, "ULL, ",
+                          dt == "f16"    ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"
+                          : dt == "bf16" ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"
+                                         : "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
+                          ", ", DTypeBytes(dt), ", ", m["box"][0].dump(), ", ", m["box"][1].dump(),
+                          ", ", m.value("swizzle", "") == "128B", ", &t.", f, ");\n");
+        }
       } else if (arg.contains("i32") || arg.contains("i64")) {
         // The value in the low bytes of a pointer-sized slot (little-endian).
         args.push_back(absl::StrCat("reinterpret_cast<void*>(static_cast<long long>(",
@@ -217,7 +236,8 @@ std::string PipelineLauncherHeader(const PipelineText& p) {
   std::string members;
   for (size_t i = 0; i < launches.size(); ++i)
     absl::StrAppend(&members, "  ArgusKernel_", names[i], " k", i, ";\n");
-  absl::StrAppend(&h, R"(
+  absl::StrAppend(
+      &h, R"(
 // An f32 scalar in the low bytes of a pointer-sized slot.
 inline void* ArgusF32(float f) {
   unsigned long long u = 0;
@@ -236,6 +256,29 @@ inline void ArgusAllowSharedBytes(ArgusFunction fn, unsigned bytes) {
 #endif
 }
 
+#if !defined(__HIP_PLATFORM_AMD__)
+// A 2-D tensor map of `base` (rows x cols, row-major) in device memory, as
+// the runner encodes it; *out is its address (cuMemFree it when done).
+inline void ArgusTensorMap(void* base, unsigned long long rows, unsigned long long cols,
+                           CUtensorMapDataType dtype, unsigned elem_bytes, unsigned box_rows,
+                           unsigned box_cols, bool swizzle_128b, void** out) {
+  alignas(64) CUtensorMap map;
+  const cuuint64_t dims[2] = {cols, rows};
+  const cuuint64_t strides[1] = {cols * elem_bytes};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  const cuuint32_t estr[2] = {1, 1};
+  ARGUS_CHECK(cuTensorMapEncodeTiled(&map, dtype, 2, base, dims, strides, box, estr,
+                                     CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                     swizzle_128b ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+                                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  CUdeviceptr d = 0;
+  ARGUS_CHECK(cuMemAlloc(&d, sizeof map));
+  ARGUS_CHECK(cuMemcpyHtoD(d, &map, sizeof map));
+  *out = reinterpret_cast<void*>(d);
+}
+#endif
+
 struct ArgusScratch {
   const char* name;
   const char* dtype;
@@ -246,13 +289,19 @@ struct ArgusScratch {
 struct ArgusPipeline {
   struct Tensors {
 )",
-                  fields,
-                  "  };\n  // Buffers between the launches: allocate each (any contents).\n",
-                  "  static constexpr ArgusScratch kScratch[] = {\n", scratch,
-                  scratch.empty() ? "      {\"\", \"\", 0ULL},  // none\n" : "", "  };\n", members,
-                  "  // images[i]: the contents of launch i's image file.\n",
-                  "  void Load(const void* const* images) {\n", loads, "  }\n",
-                  "  void Run(const Tensors& t, ArgusStream stream) {\n", runs, "  }\n};\n");
+      fields, "  };\n  // Buffers between the launches: allocate each (any contents).\n",
+      "  static constexpr ArgusScratch kScratch[] = {\n", scratch,
+      scratch.empty() ? "      {\"\", \"\", 0ULL},  // none\n" : "", "  };\n", members,
+      "  // images[i]: the contents of launch i's image file.\n",
+      "  void Load(const void* const* images) {\n", loads, "  }\n",
+      encodes.empty()
+          ? ""
+          : absl::StrCat("#if !defined(__HIP_PLATFORM_AMD__)\n",
+                         "  // Points each tmap* at a tensor map of its tensor, once the "
+                         "tensors are set.\n",
+                         "  static void EncodeTensorMaps(Tensors& t) {\n", encodes,
+                         "  }\n#endif\n"),
+      "  void Run(const Tensors& t, ArgusStream stream) {\n", runs, "  }\n};\n");
   return h;
 }
 
@@ -270,9 +319,8 @@ std::string PipelineTorchSnippet(const PipelineText& p) {
     std::vector<std::string> args;
     for (const json& arg : launches[i].value("args", json::array())) {
       auto [kind, v] = *arg.items().begin();
-      // A tensor map is named by the tensor it maps.
-      json value = kind == "tensormap" ? json(v.value("tensor", "?")) : v;
-      args.push_back(absl::StrCat("(\"", kind, "\", ", value.dump(), ")"));
+      // JSON of numbers, strings, arrays and objects is a Python literal.
+      args.push_back(absl::StrCat("(\"", kind, "\", ", v.dump(), ")"));
     }
     absl::StrAppend(&table, "    (", cls, ", ", k["grid"].dump(), ", ", k["block"].dump(), ", [",
                     absl::StrJoin(args, ", "), "]),\n");
@@ -287,6 +335,24 @@ std::string PipelineTorchSnippet(const PipelineText& p) {
       &s, R"(
 
 _DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "i32": torch.int32}
+# CU_TENSOR_MAP_DATA_TYPE_{FLOAT32, FLOAT16, BFLOAT16}; 4-byte integers as FLOAT32, as the runner.
+_TMAP_DTYPES = {torch.float32: 7, torch.int32: 7, torch.float16: 6, torch.bfloat16: 9}
+
+
+def _tensor_map(t, box, swizzle):
+    """A CUtensorMap of t in device memory, encoded as the runner does: t seen as rows of its
+    last dim, a (rows, cols) box, 128-byte swizzle or none, L2 promotion 256B."""
+    cols = t.shape[-1]
+    rows = t.numel() // cols
+    raw = ctypes.create_string_buffer(128 + 64)
+    at = (ctypes.addressof(raw) + 63) // 64 * 64  # 64-byte aligned
+    _check(_cuda.cuTensorMapEncodeTiled(
+        ctypes.c_void_p(at), ctypes.c_int(_TMAP_DTYPES[t.dtype]), ctypes.c_uint(2),
+        ctypes.c_void_p(t.data_ptr()), (ctypes.c_uint64 * 2)(cols, rows),
+        (ctypes.c_uint64 * 1)(cols * t.element_size()), (ctypes.c_uint32 * 2)(box[1], box[0]),
+        (ctypes.c_uint32 * 2)(1, 1), ctypes.c_int(0), ctypes.c_int(3 if swizzle == "128B" else 0),
+        ctypes.c_int(3), ctypes.c_int(0)), "cuTensorMapEncodeTiled")
+    return torch.frombuffer(bytearray(ctypes.string_at(at, 128)), dtype=torch.uint8).to("cuda")
 
 # (name, dtype, shape) of each buffer between the launches.
 SCRATCH = [
@@ -318,6 +384,8 @@ class Pipeline:
                     values.append(t[v])
                 elif kind == "i32":
                     values.append(int(v))
+                elif kind == "tensormap":
+                    values.append(_tensor_map(t[v["tensor"]], v["box"], v["swizzle"]))
                 else:
                     raise NotImplementedError("%s argument (%s) of %s: pass it through the C++ launcher"
                                               % (kind, v, type(kernel).__name__))

@@ -331,8 +331,12 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> PipelineFiles(
   (*full)["constants"] = b.value("constants", json::object());
   (*full)["dims"] = b.value("dims", json::object());
   (*full)["compiled_by"] = "argus export";
-  files.push_back({"argus_kernel.h", PipelineLauncherHeader(text)});
-  files.push_back({"launch_torch.py", PipelineTorchSnippet(text)});
+  try {
+    files.push_back({"argus_kernel.h", PipelineLauncherHeader(text)});
+    files.push_back({"launch_torch.py", PipelineTorchSnippet(text)});
+  } catch (const json::exception& e) {  // a spec this export does not understand
+    return absl::InternalError(absl::StrCat("writing the pipeline's launcher: ", e.what()));
+  }
   return files;
 }
 

@@ -272,5 +272,65 @@ def addk(T: Tensor[f32, "N"], Y: Tensor[f32, "N"], Z: Tensor[f32, "N"]):
   CHECK(!std::filesystem::exists(h.dir() + "/broken"));
 }
 
+// The KB's own pipeline, moe_wgmma (six launches; the grouped GEMMs take TMA
+// tensor maps of scratch and weight tensors), instantiated as the planner
+// does for T=256 D=256 F=512 E=8 TOPK=2: every launch is compiled, the
+// launcher encodes the tensor maps and allows the GEMMs' shared memory.
+TEST_CASE("argus export writes the six launches of moe_wgmma", "[e2e][tune]") {
+  Harness h;
+  const std::string job = TuneWithoutServer(h, 1);
+  std::string source = ReadText(std::string(ARGUS_SOURCE_DIR) + "/kb/templates/moe_wgmma.py");
+  for (size_t at; (at = source.find("${dtype}")) != std::string::npos;)
+    source.replace(at, 8, "bf16");
+  const int64_t t = 256, d = 256, f = 512, e = 8, topk = 2, mt = (t * topk + 127) / 128 + e;
+  json result = json::parse(Column(h.db(), "SELECT result_json FROM jobs")[0]);
+  json& best = result["best"];
+  best["kernel"] = "moe_reduce";
+  best["source"] = source;
+  best["constants"] = {{"STAGES", 4}, {"GROUP", 8}};
+  best["dims"] = {{"T", t},   {"D", d},        {"F", f},      {"E", e},     {"TOPK", topk},
+                  {"MT", mt}, {"R", mt * 128}, {"ED", e * d}, {"EF", e * f}};
+  best["pipeline"] = {"moe_count",  "moe_place", "moe_gather",
+                      "moe_gateup", "moe_down",  "moe_reduce"};
+  best["shapes"] = {{"Wg", {e, d, f}}, {"Wu", {e, d, f}}, {"Wd", {e, f, d}}};
+  best["check"] = {{"op", "moe"}, {"a", "X"}, {"b", "Wg"},    {"u", "Wu"},
+                   {"d", "Wd"},   {"c", "Y"}, {"ids", "Ids"}, {"weights", "Wt"}};
+  REQUIRE(SetResult(h.db(), job, result.dump()));
+  const std::string out = h.dir() + "/moe";
+  ProcessResult x = h.Cli({"export", job, "-o", out});
+  INFO("export: " << x.stdout_text << x.stderr_text);
+  REQUIRE(x.exit_code == 0);
+  json meta = json::parse(std::ifstream(out + "/metadata.json"), nullptr, false);
+  REQUIRE(meta["launches"].size() == 6);
+  for (size_t i = 0; i < 6; ++i) {
+    const json& l = meta["launches"][i];
+    CHECK(l["kernel"] == best["pipeline"][i]);
+    CHECK(ReadText(out + "/" + l.value("image", "")).find(".entry " + l.value("kernel", "")) !=
+          std::string::npos);
+  }
+  std::vector<std::string> scratch;
+  for (const json& s : meta["scratch"]) scratch.push_back(s["name"]);
+  CHECK(scratch ==
+        std::vector<std::string>{"Cnt", "TileE", "RowTok", "SlotRow", "Live", "Xg", "H", "P"});
+  CHECK(meta["scratch"][5]["shape"] == json({mt * 128, d}));  // Xg: the gathered rows
+  std::string header = ReadText(out + "/argus_kernel.h");
+  CHECK(header.find("ArgusTensorMap(t.Wg, 2048ULL, 512ULL, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16") !=
+        std::string::npos);  // [E, D, F] as [E*D, F] rows, as the runner encodes it
+  CHECK(header.find("ArgusAllowSharedBytes(k3.fn, k3.kSharedBytes)") != std::string::npos);
+  if (std::filesystem::exists("/usr/local/cuda/include/cuda.h")) {
+    std::ofstream(out + "/use.cc")
+        << "#include \"argus_kernel.h\"\nint main() { ArgusPipeline::Tensors t; "
+           "ArgusPipeline::EncodeTensorMaps(t); return 0; }\n";
+    CHECK(std::system(("c++ -std=c++17 -fsyntax-only -I/usr/local/cuda/include " + out + "/use.cc")
+                          .c_str()) == 0);
+  }
+  std::string py = ReadText(out + "/launch_torch.py");
+  CHECK(py.find("(\"tensormap\", {\"box\":[64,64],\"swizzle\":\"128B\",\"tensor\":\"Wg\"})") !=
+        std::string::npos);
+  CHECK(std::system(("/usr/bin/python3 -c 'import ast,sys; ast.parse(open(sys.argv[1]).read())' " +
+                     out + "/launch_torch.py")
+                        .c_str()) == 0);
+}
+
 }  // namespace
 }  // namespace argus::e2e
