@@ -305,19 +305,7 @@ absl::Status Planner::RunJob(const std::string& job_id) {
                      {"ratio", best->ratio},  // = speedup, for readers of the old key
                      {"invariants", t->invariants},
                      {"kernel", t->kernel}};
-      if (inst.ok()) {
-        out["best"]["source"] = inst->source;
-        out["best"]["constants"] = inst->constants;
-        out["best"]["dims"] = inst->dims;
-        if (!inst->pipeline.empty()) {
-          // Several launches over one set of tensors: what `argus result` /
-          // `argus export` need to reproduce the measured run (the check
-          // names the problem's tensors; the others are scratch).
-          out["best"]["pipeline"] = inst->pipeline;
-          if (!inst->shapes.empty()) out["best"]["shapes"] = inst->shapes;
-          out["best"]["check"] = RunnerCheck(p);
-        }
-      }
+      if (inst.ok()) out["best"].update(BestKernelJson(*inst, p));
     }
     return out;
   };
