@@ -372,6 +372,13 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
   if (!PipelineOf(b).empty()) {
     // Several launches: the artifacts table and the result hold one image at
     // most, so every launch is compiled here from the stored source.
+    if (!b.contains("source") || !b["source"].is_string()) {
+      return ResultFail(
+          verb, absl::NotFoundError(absl::StrCat(
+                    "job ", job.id(), ": the best kernel is a pipeline of ", PipelineOf(b).size(),
+                    " launches but the result has no source "
+                    "to compile them from")));
+    }
     auto files =
         PipelineFiles(b, ExportTarget(target.empty() ? r.value("target", "") : target), &full);
     if (!files.ok()) return ResultFail(verb, files.status());

@@ -250,6 +250,17 @@ def addk(T: Tensor[f32, "N"], Y: Tensor[f32, "N"], Z: Tensor[f32, "N"]):
                           .c_str()) == 0);
   }
 
+  // gfx942: one AMDGPU code object per launch, each defining its kernel.
+  ProcessResult amd = h.Cli({"export", jobs[0], "-o", h.dir() + "/amd", "--target", "gfx942"});
+  INFO("export gfx942: " << amd.stderr_text);
+  REQUIRE(amd.exit_code == 0);
+  for (int i = 0; i < 2; ++i) {
+    std::string hsaco =
+        ReadText(h.dir() + "/amd/k" + std::to_string(i) + "_" + kernels[i] + ".hsaco");
+    CHECK(hsaco.substr(0, 4) == std::string("\x7f") + "ELF");
+    CHECK(hsaco.find(kernels[i]) != std::string::npos);
+  }
+
   // A launch the source lacks, and a launch that does not compile: an error
   // naming the launch, and no directory.
   best["pipeline"] = {"scale2", "absent", "addk"};
@@ -270,6 +281,12 @@ def addk(T: Tensor[f32, "N"], Y: Tensor[f32, "N"], Z: Tensor[f32, "N"]):
   CHECK(broken.stderr_text.find("pipeline launch 1 (addk)") != std::string::npos);
   CHECK(broken.stderr_text.find("bf16") != std::string::npos);
   CHECK(!std::filesystem::exists(h.dir() + "/broken"));
+  best.erase("source");
+  REQUIRE(SetResult(h.db(), jobs[0], result.dump()));
+  ProcessResult no_source = h.Cli({"export", jobs[0], "-o", h.dir() + "/no_source"});
+  CHECK(no_source.exit_code == 4);
+  CHECK(no_source.stderr_text.find("a pipeline of 2 launches but the result has no source") !=
+        std::string::npos);
 }
 
 // The KB's own pipeline, moe_wgmma (six launches; the grouped GEMMs take TMA
