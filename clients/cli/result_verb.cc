@@ -101,7 +101,8 @@ int Result(const std::string& verb, const std::vector<std::string>& args) {
   FlagSet flags("argus result",
                 "JOB\n\nPrints what a job produced: for a tune job the best kernel, its verified\n"
                 "invariants, its measured speed-up over the vendor library and where its\n"
-                "artifact is; for a probe job each worker's devices.\n\n"
+                "artifact is (a pipeline: each launch in order); for a probe job each\n"
+                "worker's devices.\n\n"
                 "example: argus result j-0123456789abcdef --json");
   g.Declare(flags);
   v1::Job job;
@@ -347,7 +348,10 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
                 "JOB -o DIR\n\nWrites the best kernel of a tune job to DIR: its code object\n"
                 "(kernel.hsaco) or PTX (kernel.ptx), metadata.json, the DSL source, a C++\n"
                 "launcher header (CUDA driver API and HIP) and a Python snippet that loads\n"
-                "and launches it on torch tensors.\n\n"
+                "and launches it on torch tensors. A pipeline (several launches over one\n"
+                "set of tensors) gets one image per launch (k<i>_<kernel>.ptx/.hsaco), its\n"
+                "scratch tensors in metadata.json, and launchers that run the launches in\n"
+                "order (the Python one allocates the scratch tensors).\n\n"
                 "example: argus export j-0123456789abcdef -o kernels/qkv");
   g.Declare(flags, /*with_json=*/false);
   flags.String("o", &out, "output directory");
