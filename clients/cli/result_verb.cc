@@ -35,6 +35,7 @@
 #include "codegen/kernel_metadata.h"
 #include "gpu_worker/candidate.h"
 #include "nlohmann/json.hpp"
+#include "planner/problems.h"
 
 namespace argus::cli {
 namespace {
@@ -259,14 +260,21 @@ std::string ReadAll(const std::filesystem::path& p) {
 // directory first, so a failure leaves `out` untouched. Fills `full` (the
 // metadata.json) and returns the files to write.
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> PipelineFiles(
-    const json& b, const std::string& target, json* full) {
+    const json& b, const v1::Job& job, const std::string& target, json* full) {
+  // The runner check names the problem's tensors (the others are scratch);
+  // a result written before the planner recorded it gets the job problem's.
+  json check = b.value("check", json());
+  if (check.is_null()) {
+    auto problem = planner::FromProto(job.spec().problem());
+    check = problem.ok() ? planner::RunnerCheck(*problem) : json{{"op", "none"}};
+  }
   json payload = {{"source", b.value("source", "")},
                   {"kernel", b.value("kernel", "")},
                   {"constants", b.value("constants", json::object())},
                   {"dims", b.value("dims", json::object())},
                   {"pipeline", b["pipeline"]},
                   {"target", target},
-                  {"check", b.value("check", json{{"op", "none"}})}};
+                  {"check", check}};
   if (b.contains("shapes")) payload["shapes"] = b["shapes"];
   auto req = worker::ParseCandidate(payload.dump());
   if (!req.ok()) {
@@ -384,7 +392,7 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
                     "to compile them from")));
     }
     auto files =
-        PipelineFiles(b, ExportTarget(target.empty() ? r.value("target", "") : target), &full);
+        PipelineFiles(b, job, ExportTarget(target.empty() ? r.value("target", "") : target), &full);
     if (!files.ok()) return ResultFail(verb, files.status());
     files->push_back({"metadata.json", full.dump(2) + "\n"});
     if (b.contains("source") && b["source"].is_string())
