@@ -717,18 +717,26 @@ absl::StatusOr<json> PreparePipeline(const CandidateRequest& r, const dsl::ir::M
   json launches = json::array();
   for (size_t i = 0; i < r.candidate.pipeline.size(); ++i) {
     const std::string& name = r.candidate.pipeline[i];
-    ASSIGN_OR_RETURN(const dsl::ir::Function* k, PipelineKernel(r, m, name, &ts));
+    // Errors name the launch: a pipeline of six kernels is hard to debug from
+    // a bare compile diagnostic.
+    auto at_launch = [&](const absl::Status& st) {
+      return absl::Status(st.code(),
+                          absl::StrCat("pipeline launch ", i, " (", name, "): ", st.message()));
+    };
+    auto k = PipelineKernel(r, m, name, &ts);
+    if (!k.ok()) return at_launch(k.status());
     codegen::DslCompileOptions o;
     o.target = r.target;
     o.kernel = name;
     o.consts = r.candidate.constants;
     o.dims = r.candidate.dims;
-    ASSIGN_OR_RETURN(codegen::DslArtifacts a,
-                     codegen::CompileDslSource("candidate.py", r.candidate.source, o));
+    auto compiled = codegen::CompileDslSource("candidate.py", r.candidate.source, o);
+    if (!compiled.ok()) return at_launch(compiled.status());
+    const codegen::DslArtifacts& a = *compiled;
     const std::string sub = absl::StrCat("k", i);
     RETURN_IF_ERROR(codegen::WriteArtifacts(a, (fs::path(dir) / sub).string()));
     launches.push_back({{"kernel", LaunchKernelJson(a.metadata, sub + "/")},
-                        {"args", KernelArgs(r.candidate, *k, a.metadata)}});
+                        {"args", KernelArgs(r.candidate, **k, a.metadata)}});
   }
   AdaptInputs(r.check, &ts);
   json spec = SpecJson(r, ts, FreshSeed(r.seed));

@@ -128,6 +128,17 @@ nlohmann::json Payload(const Instance& candidate, const Instance& baseline, cons
   return MakePayload(candidate, baseline, p, target, verification).ToJson();
 }
 
+nlohmann::json BestKernelJson(const Instance& instance, const Problem& p) {
+  nlohmann::json j = {
+      {"source", instance.source}, {"constants", instance.constants}, {"dims", instance.dims}};
+  if (!instance.pipeline.empty()) {
+    j["pipeline"] = instance.pipeline;
+    if (!instance.shapes.empty()) j["shapes"] = instance.shapes;
+    j["check"] = RunnerCheck(p);
+  }
+  return j;
+}
+
 std::string Diff(const Instance* parent, const Instance& child) {
   std::string out;
   std::map<std::string, int64_t> before =

@@ -59,6 +59,12 @@ worker::CandidatePayload MakePayload(const Instance& candidate, const Instance& 
 nlohmann::json Payload(const Instance& candidate, const Instance& baseline, const Problem& p,
                        const std::string& target, const nlohmann::json& verification = nullptr);
 
+// The kernel of a job result's "best" (docs/api.md, "Job results"): source,
+// constants, dims and, for a pipeline of launches, "pipeline", "shapes" and
+// the runner "check" (the tensors it names are the problem's, the others
+// scratch) — what `argus export` needs to compile every launch again.
+nlohmann::json BestKernelJson(const Instance& instance, const Problem& p);
+
 // A line diff of two sources ("-old" / "+new" lines with line numbers) plus
 // the constants that changed.
 std::string Diff(const Instance* parent, const Instance& child);

@@ -245,6 +245,16 @@ TEST_CASE("every template admitted at the H200 job shapes compiles for sm_90a", 
       INFO(spec.status().ToString());
       CHECK(spec.ok());
       if (!t->baseline) ++admitted;
+      // A job result's best kernel records the launches and scratch of a
+      // pipeline, and only of a pipeline.
+      json best = BestKernelJson(*inst, *p);
+      CHECK(best["source"] == inst->source);
+      CHECK(best.contains("pipeline") == !t->pipeline.empty());
+      if (!t->pipeline.empty()) {
+        CHECK(best["pipeline"] == t->pipeline);
+        CHECK(best["check"] == RunnerCheck(*p));
+        CHECK(best["shapes"]["Wg"].size() == 3);
+      }
       if (spec.ok() && !t->pipeline.empty()) {  // moe_wgmma: one multi-launch spec
         REQUIRE((*spec)["launches"].size() == t->pipeline.size());
         CHECK((*spec)["launches"][2]["kernel"]["symbol"] == t->pipeline[2]);

@@ -305,11 +305,7 @@ absl::Status Planner::RunJob(const std::string& job_id) {
                      {"ratio", best->ratio},  // = speedup, for readers of the old key
                      {"invariants", t->invariants},
                      {"kernel", t->kernel}};
-      if (inst.ok()) {
-        out["best"]["source"] = inst->source;
-        out["best"]["constants"] = inst->constants;
-        out["best"]["dims"] = inst->dims;
-      }
+      if (inst.ok()) out["best"].update(BestKernelJson(*inst, p));
     }
     return out;
   };

@@ -6,11 +6,17 @@
 // ratio (speed-up), source, invariants, artifact, metadata. export takes the
 // compiled kernel from the store's artifacts table (ListArtifacts of the best
 // candidate), else from the result's ptx / code_object_b64.
+// A best kernel that is a pipeline (its "pipeline" lists several kernels of
+// the source launched in order over one set of tensors) is listed launch by
+// launch, and exported as one image per launch compiled by the worker's own
+// PrepareGpuRun, with a launcher that allocates the scratch tensors.
 // A probe job's result lists each worker's inventory.
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <optional>
 
 #include "absl/strings/escaping.h"
@@ -23,10 +29,13 @@
 #include "clients/cli/connection.h"
 #include "clients/cli/embedded.h"
 #include "clients/cli/exit_codes.h"
+#include "clients/cli/export_text.h"
 #include "clients/cli/verb_flags.h"
 #include "codegen/dsl_compile.h"
 #include "codegen/kernel_metadata.h"
+#include "gpu_worker/candidate.h"
 #include "nlohmann/json.hpp"
+#include "planner/problems.h"
 
 namespace argus::cli {
 namespace {
@@ -69,12 +78,32 @@ json ResultOf(const v1::Job& job) {
   return r.is_object() ? r : json::object();
 }
 
+// The launches of a pipeline best kernel (a KB template with "pipeline":
+// several kernels of one source run in order over one set of tensors), empty
+// for one kernel.
+std::vector<std::string> PipelineOf(const json& best) {
+  std::vector<std::string> out;
+  if (!best.contains("pipeline") || !best["pipeline"].is_array()) return out;
+  for (const json& k : best["pipeline"]) out.push_back(k.is_string() ? k.get<std::string>() : "?");
+  return out;
+}
+
+// "BM=128 BN=64" of a JSON object.
+std::string Assignments(const json& obj) {
+  std::vector<std::string> parts;
+  if (obj.is_object())
+    for (const auto& [k, v] : obj.items())
+      parts.push_back(k + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
+  return parts.empty() ? "(none)" : absl::StrJoin(parts, " ");
+}
+
 int Result(const std::string& verb, const std::vector<std::string>& args) {
   VerbFlags g;
   FlagSet flags("argus result",
                 "JOB\n\nPrints what a job produced: for a tune job the best kernel, its verified\n"
                 "invariants, its measured speed-up over the vendor library and where its\n"
-                "artifact is; for a probe job each worker's devices.\n\n"
+                "artifact is (a pipeline: each launch in order); for a probe job each\n"
+                "worker's devices.\n\n"
                 "example: argus result j-0123456789abcdef --json");
   g.Declare(flags);
   v1::Job job;
@@ -84,6 +113,15 @@ int Result(const std::string& verb, const std::vector<std::string>& args) {
   json r = ResultOf(job);
   json out = {{"id", job.id()}, {"state", StateText(job)}, {"error", job.error()}};
   if (r.contains("best")) out["best"] = r["best"];
+  const std::vector<std::string> pipeline =
+      r.contains("best") ? PipelineOf(r["best"]) : std::vector<std::string>{};
+  if (!pipeline.empty()) {
+    // Every launch runs with the best kernel's constants and dims.
+    json launches = json::array();
+    for (size_t i = 0; i < pipeline.size(); ++i)
+      launches.push_back({{"index", i}, {"kernel", pipeline[i]}});
+    out["best"]["launches"] = launches;
+  }
   if (r.contains("tasks")) out["tasks"] = r["tasks"];
   if (as_json) {
     std::cout << out.dump(2) << "\n";
@@ -92,12 +130,23 @@ int Result(const std::string& verb, const std::vector<std::string>& args) {
     if (!job.error().empty()) std::printf("  error: %s\n", job.error().c_str());
     if (r.contains("best") && r["best"].is_object()) {
       const json& b = r["best"];
-      std::printf("best kernel: %s\n", b.value("candidate_id", "?").c_str());
+      std::printf("best kernel: %s%s\n", b.value("candidate_id", "?").c_str(),
+                  pipeline.empty()
+                      ? ""
+                      : absl::StrCat("  (a pipeline of ", pipeline.size(), " launches)").c_str());
       if (auto x = Speedup(b)) {
         std::printf("  speed-up over the %s: %.3fx\n",
                     r.value("baseline_name", std::string("vendor library")).c_str(), *x);
       }
       if (b.contains("artifact")) std::printf("  artifact: %s\n", b["artifact"].dump().c_str());
+      if (!pipeline.empty()) {
+        std::printf("  launches, in order, over one set of tensors:\n");
+        for (size_t i = 0; i < pipeline.size(); ++i)
+          std::printf("    %zu  %s\n", i, pipeline[i].c_str());
+        std::printf("  every launch runs with constants: %s\n",
+                    Assignments(b.value("constants", json::object())).c_str());
+        std::printf("  and dims: %s\n", Assignments(b.value("dims", json::object())).c_str());
+      }
       if (b.contains("invariants") && b["invariants"].is_array()) {
         std::printf("  verified invariants:\n");
         for (const auto& inv : b["invariants"]) {
@@ -132,105 +181,6 @@ int Result(const std::string& verb, const std::vector<std::string>& args) {
   return kExitOk;
 }
 
-// The launcher header: CUDA driver API, or HIP when built with hipcc.
-std::string LauncherHeader(const std::string& kernel, const json& meta, const std::string& file) {
-  std::string params;
-  int nparams = 0;
-  if (meta.contains("params") && meta["params"].is_array())
-    nparams = static_cast<int>(meta["params"].size());
-  for (int i = 0; i < nparams; ++i) absl::StrAppend(&params, i ? ", " : "", "void* p", i);
-  std::string arr;
-  for (int i = 0; i < nparams; ++i) absl::StrAppend(&arr, i ? ", " : "", "&p", i);
-  int shared = meta.value("shared_bytes", 0);
-  return absl::StrFormat(R"(// Generated by `argus export`: loads %s and launches %s.
-// CUDA: link with -lcuda. HIP: compile with hipcc (defines __HIP_PLATFORM_AMD__).
-#pragma once
-#include <cstdio>
-#include <cstdlib>
-#if defined(__HIP_PLATFORM_AMD__)
-#include <hip/hip_runtime.h>
-#define ARGUS_CHECK(x) do { if ((x) != hipSuccess) { std::fprintf(stderr, "argus: %%s failed\n", #x); std::abort(); } } while (0)
-using ArgusModule = hipModule_t; using ArgusFunction = hipFunction_t; using ArgusStream = hipStream_t;
-#else
-#include <cuda.h>
-#define ARGUS_CHECK(x) do { if ((x) != CUDA_SUCCESS) { std::fprintf(stderr, "argus: %%s failed\n", #x); std::abort(); } } while (0)
-using ArgusModule = CUmodule; using ArgusFunction = CUfunction; using ArgusStream = CUstream;
-#endif
-
-struct ArgusKernel_%s {
-  static constexpr const char* kName = "%s";
-  static constexpr unsigned kSharedBytes = %d;
-  ArgusModule module{};
-  ArgusFunction fn{};
-  // `image`: the contents of %s (a current context is needed on CUDA).
-  void Load(const void* image) {
-#if defined(__HIP_PLATFORM_AMD__)
-    ARGUS_CHECK(hipModuleLoadData(&module, image));
-    ARGUS_CHECK(hipModuleGetFunction(&fn, module, kName));
-#else
-    ARGUS_CHECK(cuModuleLoadData(&module, image));
-    ARGUS_CHECK(cuModuleGetFunction(&fn, module, kName));
-#endif
-  }
-  void Launch(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-              ArgusStream stream%s%s) {
-    void* args[] = {%s};
-#if defined(__HIP_PLATFORM_AMD__)
-    ARGUS_CHECK(hipModuleLaunchKernel(fn, gx, gy, gz, bx, by, bz, kSharedBytes, stream, %s, nullptr));
-#else
-    ARGUS_CHECK(cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, kSharedBytes, stream, %s, nullptr));
-#endif
-  }
-};
-)",
-                         file, kernel, kernel, kernel, shared, file, nparams ? ", " : "", params,
-                         nparams ? arr : "nullptr", nparams ? "args" : "nullptr",
-                         nparams ? "args" : "nullptr");
-}
-
-std::string TorchSnippet(const std::string& kernel, const std::string& file, const json& meta) {
-  int shared = meta.value("shared_bytes", 0);
-  return absl::StrFormat(R"(# Generated by `argus export`: launches %s from %s on torch tensors
-# through the CUDA driver API (ctypes; no extension to build).
-import ctypes
-import os
-
-import torch
-
-_cuda = ctypes.CDLL("libcuda.so.1")
-_HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def _check(rc, what):
-    if rc != 0:
-        raise RuntimeError("%%s failed with CUDA error %%d" %% (what, rc))
-
-
-class Kernel:
-    def __init__(self, path=os.path.join(_HERE, "%s")):
-        torch.cuda.init()
-        torch.empty(1, device="cuda")  # makes the primary context current
-        with open(path, "rb") as f:
-            self._image = ctypes.create_string_buffer(f.read() + b"\0")
-        self._module = ctypes.c_void_p()
-        _check(_cuda.cuModuleLoadData(ctypes.byref(self._module), self._image), "cuModuleLoadData")
-        self._fn = ctypes.c_void_p()
-        _check(_cuda.cuModuleGetFunction(ctypes.byref(self._fn), self._module, b"%s"), "cuModuleGetFunction")
-
-    def __call__(self, grid, block, *args):
-        """args: torch tensors (passed as device pointers) or Python ints (int32)."""
-        holders = [ctypes.c_void_p(a.data_ptr()) if isinstance(a, torch.Tensor) else ctypes.c_int32(a)
-                   for a in args]
-        ptrs = (ctypes.c_void_p * len(holders))(*[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
-        g = list(grid) + [1] * (3 - len(grid))
-        b = list(block) + [1] * (3 - len(block))
-        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-        _check(_cuda.cuLaunchKernel(self._fn, *[ctypes.c_uint(x) for x in g + b], ctypes.c_uint(%d),
-                                    stream, ptrs, None), "cuLaunchKernel")
-)",
-                         kernel, file, file, kernel, shared);
-}
-
 // Merges an artifact's metadata (codegen/kernel_metadata.h's JSON: symbol,
 // dynamic_shared_bytes, params, ...) into the export's: the artifact's own
 // keys win, and the launcher's kernel_name / shared_bytes are filled from it.
@@ -250,8 +200,13 @@ struct Compiled {
 
 // Compiles a result's best kernel ({"source", "kernel", "constants", "dims"})
 // for `target` (sm_90a when it names no GPU target, e.g. "interp").
+// The GPU target export compiles for: sm_90a unless `target` is gfx942.
+std::string ExportTarget(const std::string& target) {
+  return target == "gfx942" ? target : "sm_90a";
+}
+
 absl::StatusOr<Compiled> CompileBest(const json& best, std::string target) {
-  if (target != "sm_90a" && target != "gfx942") target = "sm_90a";
+  target = ExportTarget(target);
   codegen::DslCompileOptions o;
   o.target = target;
   o.kernel = best.value("kernel", "");
@@ -278,6 +233,122 @@ absl::StatusOr<Compiled> CompileBest(const json& best, std::string target) {
   return c;
 }
 
+// Writes `files` into `out` (created); the paths written.
+absl::StatusOr<std::vector<std::string>> WriteFiles(
+    const std::string& out, const std::vector<std::pair<std::string, std::string>>& files) {
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) return absl::InternalError("cannot create " + out + ": " + ec.message());
+  std::vector<std::string> written;
+  for (const auto& [name, text] : files) {
+    std::ofstream f(out + "/" + name, std::ios::binary | std::ios::trunc);
+    f << text;
+    if (!f) return absl::InternalError("cannot write " + out + "/" + name);
+    written.push_back(out + "/" + name);
+  }
+  return written;
+}
+
+std::string ReadAll(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// A pipeline best kernel: every launch compiled for `target` by the worker's
+// own PrepareGpuRun (the spec a GPU worker measured: the tensors with their
+// scratch buffers, each launch's grid, block and arguments), into a scratch
+// directory first, so a failure leaves `out` untouched. Fills `full` (the
+// metadata.json) and returns the files to write.
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> PipelineFiles(
+    const json& b, const v1::Job& job, const std::string& target, json* full) {
+  // The runner check names the problem's tensors (the others are scratch);
+  // a result written before the planner recorded it gets the job problem's.
+  json check = b.value("check", json());
+  if (check.is_null()) {
+    auto problem = planner::FromProto(job.spec().problem());
+    check = problem.ok() ? planner::RunnerCheck(*problem) : json{{"op", "none"}};
+  }
+  json payload = {{"source", b.value("source", "")},
+                  {"kernel", b.value("kernel", "")},
+                  {"constants", b.value("constants", json::object())},
+                  {"dims", b.value("dims", json::object())},
+                  {"pipeline", b["pipeline"]},
+                  {"target", target},
+                  {"check", check}};
+  if (b.contains("shapes")) payload["shapes"] = b["shapes"];
+  auto req = worker::ParseCandidate(payload.dump());
+  if (!req.ok()) {
+    return absl::Status(req.status().code(),
+                        absl::StrCat("the best kernel's pipeline: ", req.status().message()));
+  }
+  std::string tmpl = (std::filesystem::temp_directory_path() / "argus-export-XXXXXX").string();
+  if (mkdtemp(tmpl.data()) == nullptr)
+    return absl::InternalError("cannot create a scratch directory for the compile");
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } cleanup{tmpl};
+  auto spec = worker::PrepareGpuRun(*req, tmpl);
+  if (!spec.ok()) {
+    return absl::Status(spec.status().code(), absl::StrCat("compiling the best kernel for ", target,
+                                                           ": ", spec.status().message()));
+  }
+  PipelineText text{*spec, {}, {}};
+  const std::string ext = target == "sm_90a" ? ".ptx" : ".hsaco";
+  std::vector<std::pair<std::string, std::string>> files;
+  json launches = json::array();
+  for (size_t i = 0; i < (*spec)["launches"].size(); ++i) {
+    const json& l = (*spec)["launches"][i];
+    const std::string sym = l["kernel"].value("symbol", "");
+    const std::filesystem::path dir = std::filesystem::path(tmpl) / absl::StrCat("k", i);
+    std::string image = ReadAll(dir / (sym + ext));
+    if (image.empty()) {
+      return absl::InternalError(absl::StrCat("pipeline launch ", i, " (", sym, "): no ", ext,
+                                              " image was compiled for ", target));
+    }
+    json km = json::parse(ReadAll(dir / (sym + ".json")), nullptr, false);
+    const std::string file = absl::StrCat("k", i, "_", sym, ext);
+    files.push_back({file, image});
+    text.images.push_back(file);
+    text.params.push_back(km.is_object() ? km.value("params", json::array()) : json::array());
+    json launch = {{"index", i},
+                   {"kernel", sym},
+                   {"image", file},
+                   {"grid", l["kernel"]["grid"]},
+                   {"block", l["kernel"]["block"]},
+                   {"shared_bytes", l["kernel"]["shared_bytes"]},
+                   {"args", l["args"]},
+                   {"params", text.params.back()}};
+    if (km.is_object() && km.contains("resources")) launch["resources"] = km["resources"];
+    launches.push_back(launch);
+  }
+  json tensors = json::array();
+  for (const json& t : (*spec)["tensors"]) {
+    tensors.push_back({{"name", t["name"]},
+                       {"dtype", t["dtype"]},
+                       {"shape", t["shape"]},
+                       {"scratch", t.value("scratch", false)}});
+  }
+  (*full)["pipeline"] = true;
+  (*full)["target"] = target;
+  (*full)["launches"] = launches;
+  (*full)["tensors"] = tensors;
+  (*full)["scratch"] = ScratchTensors(*spec);
+  (*full)["constants"] = b.value("constants", json::object());
+  (*full)["dims"] = b.value("dims", json::object());
+  (*full)["compiled_by"] = "argus export";
+  try {
+    files.push_back({"argus_kernel.h", PipelineLauncherHeader(text)});
+    files.push_back({"launch_torch.py", PipelineTorchSnippet(text)});
+  } catch (const json::exception& e) {  // a spec this export does not understand
+    return absl::InternalError(absl::StrCat("writing the pipeline's launcher: ", e.what()));
+  }
+  return files;
+}
+
 int Export(const std::string& verb, const std::vector<std::string>& args) {
   VerbFlags g;
   std::string out;
@@ -285,7 +356,10 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
                 "JOB -o DIR\n\nWrites the best kernel of a tune job to DIR: its code object\n"
                 "(kernel.hsaco) or PTX (kernel.ptx), metadata.json, the DSL source, a C++\n"
                 "launcher header (CUDA driver API and HIP) and a Python snippet that loads\n"
-                "and launches it on torch tensors.\n\n"
+                "and launches it on torch tensors. A pipeline (several launches over one\n"
+                "set of tensors) gets one image per launch (k<i>_<kernel>.ptx/.hsaco), its\n"
+                "scratch tensors in metadata.json, and launchers that run the launches in\n"
+                "order (the Python one allocates the scratch tensors).\n\n"
                 "example: argus export j-0123456789abcdef -o kernels/qkv");
   g.Declare(flags, /*with_json=*/false);
   flags.String("o", &out, "output directory");
@@ -305,6 +379,29 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
                           job.spec().kind() == v1::JOB_KIND_PROBE ? ": it is a probe job" : "")));
   }
   const json& b = r["best"];
+  json full = {{"job_id", job.id()}, {"candidate_id", b.value("candidate_id", "")}};
+  if (auto x = Speedup(b)) full["speedup"] = *x;
+  if (!PipelineOf(b).empty()) {
+    // Several launches: the artifacts table and the result hold one image at
+    // most, so every launch is compiled here from the stored source.
+    if (!b.contains("source") || !b["source"].is_string()) {
+      return ResultFail(
+          verb, absl::NotFoundError(absl::StrCat(
+                    "job ", job.id(), ": the best kernel is a pipeline of ", PipelineOf(b).size(),
+                    " launches but the result has no source "
+                    "to compile them from")));
+    }
+    auto files =
+        PipelineFiles(b, job, ExportTarget(target.empty() ? r.value("target", "") : target), &full);
+    if (!files.ok()) return ResultFail(verb, files.status());
+    files->push_back({"metadata.json", full.dump(2) + "\n"});
+    if (b.contains("source") && b["source"].is_string())
+      files->push_back({"kernel.py", b["source"]});
+    auto written = WriteFiles(out, *files);
+    if (!written.ok()) return ResultFail(verb, written.status());
+    std::printf("%s\n", absl::StrJoin(*written, "\n").c_str());
+    return kExitOk;
+  }
   json meta = b.contains("metadata") && b["metadata"].is_object() ? b["metadata"] : json::object();
   std::string image;
   std::string image_file;
@@ -345,11 +442,7 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
                           b.contains("artifact") ? b["artifact"].dump() : "none", ")")));
   }
   std::string kernel = meta.value("kernel_name", b.value("kernel_name", "kernel"));
-  std::error_code ec;
-  std::filesystem::create_directories(out, ec);
-  if (ec)
-    return ResultFail(verb, absl::InternalError("cannot create " + out + ": " + ec.message()));
-  json full = meta;
+  for (auto& [k, v] : meta.items()) full[k] = v;  // as before: the job's keys come last
   full["job_id"] = job.id();
   full["candidate_id"] = b.value("candidate_id", "");
   if (auto x = Speedup(b)) full["speedup"] = *x;
@@ -361,14 +454,9 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
       {"argus_kernel.h", LauncherHeader(kernel, meta, image_file)},
       {"launch_torch.py", TorchSnippet(kernel, image_file, meta)}};
   if (b.contains("source") && b["source"].is_string()) files.push_back({"kernel.py", b["source"]});
-  std::vector<std::string> written;
-  for (const auto& [name, text] : files) {
-    std::ofstream f(out + "/" + name, std::ios::binary | std::ios::trunc);
-    f << text;
-    if (!f) return ResultFail(verb, absl::InternalError("cannot write " + out + "/" + name));
-    written.push_back(out + "/" + name);
-  }
-  std::printf("%s\n", absl::StrJoin(written, "\n").c_str());
+  auto written = WriteFiles(out, files);
+  if (!written.ok()) return ResultFail(verb, written.status());
+  std::printf("%s\n", absl::StrJoin(*written, "\n").c_str());
   return kExitOk;
 }
 

@@ -6,6 +6,8 @@
 #include <sqlite3.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -34,6 +36,44 @@ std::vector<std::string> Column(const std::string& db, const std::string& sql) {
   sqlite3_finalize(st);
   sqlite3_close(h);
   return out;
+}
+
+// Replaces the result of job `id` in the store at `db` (as the planner would
+// have written it); false on an SQLite error.
+bool SetResult(const std::string& db, const std::string& id, const std::string& result_json) {
+  sqlite3* h = nullptr;
+  if (sqlite3_open(db.c_str(), &h) != SQLITE_OK) return false;
+  sqlite3_busy_timeout(h, 5000);
+  sqlite3_stmt* st = nullptr;
+  bool ok = sqlite3_prepare_v2(h, "UPDATE jobs SET result_json = ? WHERE id = ?", -1, &st,
+                               nullptr) == SQLITE_OK &&
+            sqlite3_bind_text(st, 1, result_json.c_str(), -1, SQLITE_TRANSIENT) == SQLITE_OK &&
+            sqlite3_bind_text(st, 2, id.c_str(), -1, SQLITE_TRANSIENT) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_DONE && sqlite3_changes(h) == 1;
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return ok;
+}
+
+// `argus tune` of a small GEMM on the interpreter with the CLI's embedded
+// store in h.dir(); the job's id.
+std::string TuneWithoutServer(Harness& h, int max_candidates) {
+  h.cli_env = {"ARGUS_HOME=" + h.dir()};
+  ProcessResult r = h.Cli({"tune", "gemm", "--shape", "64x64x64", "--dtype", "f32", "--target",
+                           "interp", "--max_candidates", std::to_string(max_candidates)},
+                          240);
+  INFO("tune stdout:\n" << r.stdout_text << "\nstderr:\n" << r.stderr_text);
+  REQUIRE(r.exit_code == 0);
+  auto jobs = Column(h.db(), "SELECT id FROM jobs");
+  REQUIRE(jobs.size() == 1);
+  return jobs[0];
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream text;
+  text << f.rdbuf();
+  return text.str();
 }
 
 TEST_CASE("argus tune: server + argus-verifier + argus-worker --backend interp finish a GEMM",
@@ -100,14 +140,7 @@ TEST_CASE("argus tune: server + argus-verifier + argus-worker --backend interp f
 TEST_CASE("argus tune without a server: list, result and export read its store afterwards",
           "[e2e][tune]") {
   Harness h;  // no server: the CLI runs its embedded one
-  h.cli_env = {"ARGUS_HOME=" + h.dir()};
-  ProcessResult r = h.Cli({"tune", "gemm", "--shape", "64x64x64", "--dtype", "f32", "--target",
-                           "interp", "--max_candidates", "2"},
-                          240);
-  INFO("tune stdout:\n" << r.stdout_text << "\nstderr:\n" << r.stderr_text);
-  REQUIRE(r.exit_code == 0);
-  auto jobs = Column(h.db(), "SELECT id FROM jobs");
-  REQUIRE(jobs.size() == 1);
+  const std::vector<std::string> jobs = {TuneWithoutServer(h, 2)};
   ProcessResult list = h.Cli({"list"});
   INFO("list: " << list.stdout_text << list.stderr_text);
   CHECK(list.exit_code == 0);
@@ -128,6 +161,192 @@ TEST_CASE("argus tune without a server: list, result and export read its store a
   ProcessResult none = h.Cli({"result", jobs[0]});
   CHECK(none.exit_code != 0);
   CHECK(none.stderr_text.find("no server: pass --server") != std::string::npos);
+}
+
+// A best kernel that is a pipeline (a KB template with "pipeline", e.g.
+// moe_wgmma's six launches): result lists every launch and export writes one
+// image per launch, with the scratch tensor between them. The stored result
+// is the planner's (planner.cc) for a two-launch source: T = 2 X; Z = T + Y.
+TEST_CASE("argus result and export show and write every launch of a pipeline", "[e2e][tune]") {
+  Harness h;
+  const std::vector<std::string> jobs = {TuneWithoutServer(h, 1)};
+  const std::string source = R"(@kernel(threads=64)
+def scale2(X: Tensor[f32, "N"], T: Tensor[f32, "N"]):
+    grid(cdiv(N, 64))
+    i = block_id(0) * 64 + thread_id()
+    if i < N:
+        T[i] = X[i] * 2.0
+
+
+@kernel(threads=64)
+def addk(T: Tensor[f32, "N"], Y: Tensor[f32, "N"], Z: Tensor[f32, "N"]):
+    grid(cdiv(N, 64))
+    i = block_id(0) * 64 + thread_id()
+    if i < N:
+        Z[i] = T[i] + Y[i]
+)";
+  json result = json::parse(Column(h.db(), "SELECT result_json FROM jobs")[0]);
+  json& best = result["best"];
+  best["kernel"] = "addk";
+  best["source"] = source;
+  best["constants"] = json::object();
+  best["dims"] = {{"N", 256}};
+  best["pipeline"] = {"scale2", "addk"};
+  best["check"] = {{"op", "add"}, {"a", "X"}, {"b", "Y"}, {"c", "Z"}};
+  REQUIRE(SetResult(h.db(), jobs[0], result.dump()));
+
+  ProcessResult text = h.Cli({"result", jobs[0]});
+  INFO("result: " << text.stdout_text << text.stderr_text);
+  CHECK(text.exit_code == 0);
+  CHECK(text.stdout_text.find("a pipeline of 2 launches") != std::string::npos);
+  CHECK(text.stdout_text.find("0  scale2\n") != std::string::npos);
+  CHECK(text.stdout_text.find("1  addk\n") != std::string::npos);
+  CHECK(text.stdout_text.find("dims: N=256") != std::string::npos);
+  json js = h.CliJson({"result", jobs[0], "--json"});
+  REQUIRE(js["best"]["launches"].size() == 2);
+  CHECK(js["best"]["launches"][0]["kernel"] == "scale2");
+  CHECK(js["best"]["launches"][1]["kernel"] == "addk");
+
+  const std::string out = h.dir() + "/export";
+  ProcessResult e = h.Cli({"export", jobs[0], "-o", out});
+  INFO("export: " << e.stdout_text << e.stderr_text);
+  REQUIRE(e.exit_code == 0);
+  json meta = json::parse(std::ifstream(out + "/metadata.json"), nullptr, false);
+  INFO(meta.dump(2));
+  CHECK(meta["pipeline"] == true);
+  REQUIRE(meta["launches"].size() == 2);
+  const char* kernels[] = {"scale2", "addk"};
+  for (int i = 0; i < 2; ++i) {
+    const json& l = meta["launches"][i];
+    CHECK(l["kernel"] == kernels[i]);
+    CHECK(l["grid"] == json({4, 1, 1}));  // cdiv(256, 64) blocks of 64 threads
+    CHECK(l["block"] == json({64, 1, 1}));
+    std::string ptx = ReadText(out + "/" + l.value("image", ""));
+    CHECK(ptx.find(".target sm_90a") != std::string::npos);
+    CHECK(ptx.find(std::string(".entry ") + kernels[i]) != std::string::npos);
+    CHECK(l["resources"]["registers"].get<int>() > 0);  // ptxas assembled it
+  }
+  REQUIRE(meta["scratch"].size() == 1);
+  CHECK(meta["scratch"][0]["name"] == "T");
+  CHECK(meta["scratch"][0]["dtype"] == "f32");
+  CHECK(meta["scratch"][0]["shape"] == json({256}));
+  CHECK(ReadText(out + "/kernel.py") == source);
+  std::string header = ReadText(out + "/argus_kernel.h");
+  CHECK(header.find("k0.Launch(4, 1, 1, 64, 1, 1, stream, t.X, t.T,") != std::string::npos);
+  CHECK(header.find("k1.Launch(4, 1, 1, 64, 1, 1, stream, t.T, t.Y, t.Z,") != std::string::npos);
+  CHECK(header.find("{\"T\", \"f32\", 1024ULL}") != std::string::npos);
+  std::string py = ReadText(out + "/launch_torch.py");
+  CHECK(py.find("(\"T\", \"f32\", [256])") != std::string::npos);
+  CHECK(py.find("(Kernel1, [4,1,1], [64,1,1], [(\"tensor\", \"T\")") != std::string::npos);
+  // Both parse: the snippet as Python, the header as C++ against the CUDA
+  // driver API header where the toolkit is installed.
+  CHECK(std::system(("/usr/bin/python3 -c 'import ast,sys; ast.parse(open(sys.argv[1]).read())' " +
+                     out + "/launch_torch.py")
+                        .c_str()) == 0);
+  if (std::filesystem::exists("/usr/local/cuda/include/cuda.h")) {
+    std::ofstream(out + "/use.cc") << "#include \"argus_kernel.h\"\nint main() { ArgusPipeline p; "
+                                      "return sizeof(p) > 0 ? 0 : 1; }\n";
+    CHECK(std::system(("c++ -std=c++17 -fsyntax-only -I/usr/local/cuda/include " + out + "/use.cc")
+                          .c_str()) == 0);
+  }
+
+  // gfx942: one AMDGPU code object per launch, each defining its kernel.
+  ProcessResult amd = h.Cli({"export", jobs[0], "-o", h.dir() + "/amd", "--target", "gfx942"});
+  INFO("export gfx942: " << amd.stderr_text);
+  REQUIRE(amd.exit_code == 0);
+  for (int i = 0; i < 2; ++i) {
+    std::string hsaco =
+        ReadText(h.dir() + "/amd/k" + std::to_string(i) + "_" + kernels[i] + ".hsaco");
+    CHECK(hsaco.substr(0, 4) == std::string("\x7f") + "ELF");
+    CHECK(hsaco.find(kernels[i]) != std::string::npos);
+  }
+
+  // A launch the source lacks, and a launch that does not compile: an error
+  // naming the launch, and no directory.
+  best["pipeline"] = {"scale2", "absent", "addk"};
+  REQUIRE(SetResult(h.db(), jobs[0], result.dump()));
+  ProcessResult missing = h.Cli({"export", jobs[0], "-o", h.dir() + "/missing"});
+  CHECK(missing.exit_code != 0);
+  CHECK(missing.stderr_text.find("pipeline launch 1 (absent)") != std::string::npos);
+  CHECK(!std::filesystem::exists(h.dir() + "/missing"));
+  best["pipeline"] = {"scale2", "addk"};
+  std::string bad = source;
+  const std::string last_param = "Z: Tensor[f32, \"N\"]):";
+  bad.replace(bad.find(last_param), last_param.size(), "Z: Tensor[f32, \"N\"], s: bf16):");
+  best["source"] = bad;
+  REQUIRE(SetResult(h.db(), jobs[0], result.dump()));
+  ProcessResult broken = h.Cli({"export", jobs[0], "-o", h.dir() + "/broken"});
+  INFO(broken.stderr_text);
+  CHECK(broken.exit_code != 0);
+  CHECK(broken.stderr_text.find("pipeline launch 1 (addk)") != std::string::npos);
+  CHECK(broken.stderr_text.find("bf16") != std::string::npos);
+  CHECK(!std::filesystem::exists(h.dir() + "/broken"));
+  best.erase("source");
+  REQUIRE(SetResult(h.db(), jobs[0], result.dump()));
+  ProcessResult no_source = h.Cli({"export", jobs[0], "-o", h.dir() + "/no_source"});
+  CHECK(no_source.exit_code == 4);
+  CHECK(no_source.stderr_text.find("a pipeline of 2 launches but the result has no source") !=
+        std::string::npos);
+}
+
+// The KB's own pipeline, moe_wgmma (six launches; the grouped GEMMs take TMA
+// tensor maps of scratch and weight tensors), instantiated as the planner
+// does for T=256 D=256 F=512 E=8 TOPK=2: every launch is compiled, the
+// launcher encodes the tensor maps and allows the GEMMs' shared memory.
+TEST_CASE("argus export writes the six launches of moe_wgmma", "[e2e][tune]") {
+  Harness h;
+  const std::string job = TuneWithoutServer(h, 1);
+  std::string source = ReadText(std::string(ARGUS_SOURCE_DIR) + "/kb/templates/moe_wgmma.py");
+  for (size_t at; (at = source.find("${dtype}")) != std::string::npos;)
+    source.replace(at, 8, "bf16");
+  const int64_t t = 256, d = 256, f = 512, e = 8, topk = 2, mt = (t * topk + 127) / 128 + e;
+  json result = json::parse(Column(h.db(), "SELECT result_json FROM jobs")[0]);
+  json& best = result["best"];
+  best["kernel"] = "moe_reduce";
+  best["source"] = source;
+  best["constants"] = {{"STAGES", 4}, {"GROUP", 8}};
+  best["dims"] = {{"T", t},   {"D", d},        {"F", f},      {"E", e},     {"TOPK", topk},
+                  {"MT", mt}, {"R", mt * 128}, {"ED", e * d}, {"EF", e * f}};
+  best["pipeline"] = {"moe_count",  "moe_place", "moe_gather",
+                      "moe_gateup", "moe_down",  "moe_reduce"};
+  best["shapes"] = {{"Wg", {e, d, f}}, {"Wu", {e, d, f}}, {"Wd", {e, f, d}}};
+  best["check"] = {{"op", "moe"}, {"a", "X"}, {"b", "Wg"},    {"u", "Wu"},
+                   {"d", "Wd"},   {"c", "Y"}, {"ids", "Ids"}, {"weights", "Wt"}};
+  REQUIRE(SetResult(h.db(), job, result.dump()));
+  const std::string out = h.dir() + "/moe";
+  ProcessResult x = h.Cli({"export", job, "-o", out});
+  INFO("export: " << x.stdout_text << x.stderr_text);
+  REQUIRE(x.exit_code == 0);
+  json meta = json::parse(std::ifstream(out + "/metadata.json"), nullptr, false);
+  REQUIRE(meta["launches"].size() == 6);
+  for (size_t i = 0; i < 6; ++i) {
+    const json& l = meta["launches"][i];
+    CHECK(l["kernel"] == best["pipeline"][i]);
+    CHECK(ReadText(out + "/" + l.value("image", "")).find(".entry " + l.value("kernel", "")) !=
+          std::string::npos);
+  }
+  std::vector<std::string> scratch;
+  for (const json& s : meta["scratch"]) scratch.push_back(s["name"]);
+  CHECK(scratch ==
+        std::vector<std::string>{"Cnt", "TileE", "RowTok", "SlotRow", "Live", "Xg", "H", "P"});
+  CHECK(meta["scratch"][5]["shape"] == json({mt * 128, d}));  // Xg: the gathered rows
+  std::string header = ReadText(out + "/argus_kernel.h");
+  CHECK(header.find("ArgusTensorMap(t.Wg, 2048ULL, 512ULL, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16") !=
+        std::string::npos);  // [E, D, F] as [E*D, F] rows, as the runner encodes it
+  CHECK(header.find("ArgusAllowSharedBytes(k3.fn, k3.kSharedBytes)") != std::string::npos);
+  if (std::filesystem::exists("/usr/local/cuda/include/cuda.h")) {
+    std::ofstream(out + "/use.cc")
+        << "#include \"argus_kernel.h\"\nint main() { ArgusPipeline::Tensors t; "
+           "ArgusPipeline::EncodeTensorMaps(t); return 0; }\n";
+    CHECK(std::system(("c++ -std=c++17 -fsyntax-only -I/usr/local/cuda/include " + out + "/use.cc")
+                          .c_str()) == 0);
+  }
+  std::string py = ReadText(out + "/launch_torch.py");
+  CHECK(py.find("(\"tensormap\", {\"box\":[64,64],\"swizzle\":\"128B\",\"tensor\":\"Wg\"})") !=
+        std::string::npos);
+  CHECK(std::system(("/usr/bin/python3 -c 'import ast,sys; ast.parse(open(sys.argv[1]).read())' " +
+                     out + "/launch_torch.py")
+                        .c_str()) == 0);
 }
 
 }  // namespace
