@@ -198,13 +198,13 @@ struct Compiled {
   json metadata;
 };
 
-// Compiles a result's best kernel ({"source", "kernel", "constants", "dims"})
-// for `target` (sm_90a when it names no GPU target, e.g. "interp").
 // The GPU target export compiles for: sm_90a unless `target` is gfx942.
 std::string ExportTarget(const std::string& target) {
   return target == "gfx942" ? target : "sm_90a";
 }
 
+// Compiles a result's best kernel ({"source", "kernel", "constants", "dims"})
+// for `target` (sm_90a when it names no GPU target, e.g. "interp").
 absl::StatusOr<Compiled> CompileBest(const json& best, std::string target) {
   target = ExportTarget(target);
   codegen::DslCompileOptions o;
@@ -379,8 +379,6 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
                           job.spec().kind() == v1::JOB_KIND_PROBE ? ": it is a probe job" : "")));
   }
   const json& b = r["best"];
-  json full = {{"job_id", job.id()}, {"candidate_id", b.value("candidate_id", "")}};
-  if (auto x = Speedup(b)) full["speedup"] = *x;
   if (!PipelineOf(b).empty()) {
     // Several launches: the artifacts table and the result hold one image at
     // most, so every launch is compiled here from the stored source.
@@ -391,12 +389,13 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
                     " launches but the result has no source "
                     "to compile them from")));
     }
+    json full = {{"job_id", job.id()}, {"candidate_id", b.value("candidate_id", "")}};
+    if (auto x = Speedup(b)) full["speedup"] = *x;
     auto files =
         PipelineFiles(b, job, ExportTarget(target.empty() ? r.value("target", "") : target), &full);
     if (!files.ok()) return ResultFail(verb, files.status());
     files->push_back({"metadata.json", full.dump(2) + "\n"});
-    if (b.contains("source") && b["source"].is_string())
-      files->push_back({"kernel.py", b["source"]});
+    files->push_back({"kernel.py", b["source"]});  // checked above
     auto written = WriteFiles(out, *files);
     if (!written.ok()) return ResultFail(verb, written.status());
     std::printf("%s\n", absl::StrJoin(*written, "\n").c_str());
@@ -442,7 +441,7 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
                           b.contains("artifact") ? b["artifact"].dump() : "none", ")")));
   }
   std::string kernel = meta.value("kernel_name", b.value("kernel_name", "kernel"));
-  for (auto& [k, v] : meta.items()) full[k] = v;  // as before: the job's keys come last
+  json full = meta;  // the job's keys below win over the artifact's
   full["job_id"] = job.id();
   full["candidate_id"] = b.value("candidate_id", "");
   if (auto x = Speedup(b)) full["speedup"] = *x;
