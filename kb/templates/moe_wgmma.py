@@ -78,7 +78,8 @@ def moe_place(Ids: Tensor[i32, "T", "TOPK"], Cnt: Tensor[i32, "E"], TileE: Tenso
             RowTok[rr] = s // TOPK
             SlotRow[s // TOPK, s % TOPK] = rr
             r += 1
-    # This expert's tiles and padding rows; the last expert's block also the unused tail.
+    # This expert's tiles and padding rows; the last expert's block also the unused tail's rows
+    # and the live tile count (the GEMMs read no TileE past it).
     t0 = p0 // BM
     for i in range(tid, (tot + BM - 1) // BM, 1024):
         TileE[min(max(t0 + i, 0), MT - 1)] = ex
@@ -90,8 +91,6 @@ def moe_place(Ids: Tensor[i32, "T", "TOPK"], Cnt: Tensor[i32, "E"], TileE: Tenso
             Live[0] = end // BM
         for j in range(end + tid, R, 1024):
             RowTok[j] = -1
-        for i in range(end // BM + tid, MT, 1024):
-            TileE[i] = -1
 
 
 @kernel(threads=256)
