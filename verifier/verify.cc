@@ -70,12 +70,18 @@ void Engine::FindWrittenTensors() {
 Cand Engine::BuildCand(const Event& w, const std::vector<expr>& L,
                        const std::map<unsigned, expr>& pins, expr extra, bool window,
                        std::vector<expr> bind) {
-  // first instance: pins only, to rename offsets
+  // First instance: the pinned writer variables, the others renamed apart
+  // from the reader's. The element a writer's element index must be to land
+  // on reader coordinate L is solved in that same instance — its offset may
+  // name a free writer variable (a loop filling sub-tile r of a buffer:
+  // offset 64 r), which must be the one the guard and coordinates below
+  // constrain, and bound with them.
   Inst in = MakeInst(pins);
-  std::map<unsigned, expr> pins2 = pins;
+  std::map<unsigned, expr> pins2;
+  for (unsigned i = 0; i < in.from.size(); ++i) pins2.emplace(in.from[i].id(), in.to[i]);
   for (size_t j = 0; j < w.elem.size(); ++j) {
     if (j < w.elem_dim.size() && w.elem_dim[j] >= 0)
-      pins2.emplace(w.elem[j].id(), L[w.elem_dim[j]] - Sub(in, w.elem_off[j]));
+      pins2.insert_or_assign(w.elem[j].id(), L[w.elem_dim[j]] - Sub(in, w.elem_off[j]));
   }
   Inst in2 = MakeInst(pins2);
   expr body = Sub(in2, *w.guard) && extra;
@@ -85,10 +91,15 @@ Cand Engine::BuildCand(const Event& w, const std::vector<expr>& L,
   for (const expr& x : w.value.c) c.tag.c.push_back(Sub(in2, x));
   for (int l : w.loops) c.iters.emplace_back(loops_[l].name, Sub(in2, *loops_[l].var));
   if (w.fence_bar) c.fence_bar = Sub(in2, *w.fence_bar);
-  // free writer variables -> exists
+  // free writer variables (renamed, neither pinned nor solved) -> exists
+  std::set<unsigned> solved;
+  for (size_t j = 0; j < w.elem.size(); ++j) {
+    if (j < w.elem_dim.size() && w.elem_dim[j] >= 0) solved.insert(w.elem[j].id());
+  }
   std::set<unsigned> fresh;
   for (unsigned i = 0; i < in2.to.size(); ++i) {
-    if (!pins2.count(in2.from[i].id())) fresh.insert(in2.to[i].id());
+    unsigned id = in2.from[i].id();
+    if (!pins.count(id) && !solved.count(id)) fresh.insert(in2.to[i].id());
   }
   z3::expr_vector bound(c_);
   std::set<unsigned> seen;
