@@ -274,6 +274,50 @@ void Engine::CheckRead(const Event& rd) {
   }
 }
 
+void Engine::CheckLoopCarriedWrites(int loop) {
+  const LoopInfo& li = loops_[loop];
+  // A buffer whose every write is synchronous and untagged (computed values:
+  // counters, a scan's partial sums) gives its readers no tags, whatever
+  // iteration wrote it, and its readers' `uninitialized_read` needs only some
+  // earlier write: missing a later one can only add a false alarm there.
+  auto matters = [](const Event& w) {
+    return w.async || w.tma || w.is_virtual || !w.field.empty() || w.value.kind != 0;
+  };
+  std::set<int> tagged_allocs;
+  for (const Event& w : events_) {
+    if (w.write && matters(w)) tagged_allocs.insert(w.alloc);
+  }
+  for (size_t r = 0; r < events_.size() && !stopped_; ++r) {
+    const Event& rd = events_[r];
+    if (rd.write || rd.alloc < 0 || rd.pos < li.pos_begin || rd.pos >= li.pos_end) continue;
+    auto at = std::find(rd.loops.begin(), rd.loops.end(), loop);
+    if (at == rd.loops.end()) continue;
+    for (size_t k = 0; k < events_.size(); ++k) {
+      const Event& w = events_[k];
+      if (!w.write || w.alloc != rd.alloc || w.pos <= rd.pos || w.pos >= li.pos_end) continue;
+      if (!matters(w) && !tagged_allocs.count(w.alloc)) continue;
+      // The writer's instance in an earlier iteration of `loop` (the same
+      // iterations of the loops around it) that writes the element read.
+      std::map<unsigned, expr> pins;
+      for (auto o = rd.loops.begin(); o != at; ++o)
+        pins.emplace(loops_[*o].var->id(), *loops_[*o].var);
+      expr kw = Fresh("kw");
+      pins.emplace(li.var->id(), kw);
+      expr earlier = (kw - *li.lo) / I(li.step) < (*li.var - *li.lo) / I(li.step);
+      Cand c = BuildCand(w, rd.coords, pins, earlier, false, {kw});
+      auto res = ProveIn(!(*rd.guard && c.excl));
+      if (res.ok() && res->verdict == Verdict::kProved) continue;
+      Unsupported(
+          *rd.op,
+          absl::StrCat("a read whose element a write later in the loop body (line ", w.op->loc.line,
+                       ") may have written in an earlier iteration of ", li.name,
+                       " (the walk follows writes in program order; move the write before "
+                       "the read, e.g. refill the other buffer at the top of the body)"));
+      return;
+    }
+  }
+}
+
 void Engine::CheckOob(const Op& op, const View& v, const std::vector<expr>& coords, expr guard,
                       const std::vector<expr>& elem) {
   if (v.space == dsl::Space::kLocal || !v.ok) return;
@@ -1352,6 +1396,7 @@ absl::Status Engine::Step(const Op& op) {
       CarryEnd(id, carried);
       ctx_.pop_back();
       loops_[id].pos_end = pos_;
+      CheckLoopCarriedWrites(id);
       pc_ = saved_pc;
       bar_ = bar0 + trip * I(nb);
       commit_ = com0 + trip * I(nc);
