@@ -6,7 +6,8 @@ C++ test program (driver.cc) that uses only the exported argus_kernel.h: it allo
 metadata.json lists, reads the inputs that export_check.py writes, loads the images, encodes the
 tensor maps, runs the launches and writes the outputs.
 
-Cases: the best Hopper GEMM (gemm_wgmma_tma_store, TMA + ~200 KiB of shared memory), the
+Cases: the best Hopper GEMM (gemm_wgmma_tma_store, TMA + ~224 KiB of shared memory; 4096^3 and
+1024^3), the
 ping-pong flash attention (flash_attention_wgmma_pingpong, TMA) and the six-launch MoE pipeline
 (moe_wgmma), from the payload scripts the benchmarks use (hopper_, attention_, moe_payloads.py).
 
@@ -26,6 +27,8 @@ import moe_payloads  # noqa: E402  (pipeline_dims, PIPELINE)
 # name -> (payload script, its case, dims to run at (None: the case's), what export_check.py checks)
 CASES = {
     "gemm": ("hopper_payloads.py", "best-4k", None, {"op": "gemm", "out": "C"}),
+    "gemm1k": ("hopper_payloads.py", "best-4k", {"M": 1024, "N": 1024, "K": 1024},
+               {"op": "gemm", "out": "C"}),
     "attn": ("attention_payloads.py", "p-d128-bn128-s2-n",
              {"RQ": 4 * 1024, "RKV": 4 * 1024, "BH": 4, "S": 1024}, {"op": "attention", "out": "O"}),
     "moe": ("moe_payloads.py", "e8-wgmma",

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Builds the H200 check of `argus export` (bench/export_bundle.py): the best Hopper GEMM
-# (gemm_wgmma_tma_store 4096^3), the ping-pong flash attention (B1 H4 S1024 D128) and the
+# (gemm_wgmma_tma_store 4096^3 and 1024^3), the ping-pong flash attention (B1 H4 S1024 D128) and the
 # six-launch MoE pipeline (moe_wgmma T256 H2048 I256 E8 top-2), each exported by `argus export`
 # from a tune job's result, with a C++ test program that uses only the exported argus_kernel.h.
 # run.sh builds each test program on the device with its host compiler (a prebuilt one, linked
@@ -11,7 +11,7 @@
 set -euo pipefail
 build=$1
 out=$2
-cases=${3:-attn,gemm,moe}
+cases=${3:-attn,gemm,gemm1k,moe}
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$out" && mkdir -p "$out"
 python3 "$here/export_bundle.py" "$build/bin/argus" "$out" "$cases"

@@ -131,10 +131,11 @@ def main():
             rows.append({"case": c, "launcher": "?", "passed": False, "error": repr(e)[-600:]})
         for r in rows[-2:]:
             print(json.dumps(r), flush=True)
-    print(f"\n{'case':6} {'launcher':24} {'result':6} {'max_abs_err':>12} {'max|ref|':>10} {'ms':>8}")
+    print(f"\n{'case':7} {'launcher':24} {'result':6} {'max_abs_err':>12} {'max|ref|':>10} {'err/tol':>8} {'ms':>8}")
     for r in rows:
-        print(f"{r['case']:6} {r['launcher']:24} {'PASS' if r.get('passed') else 'FAIL':6} "
+        print(f"{r['case']:7} {r['launcher']:24} {'PASS' if r.get('passed') else 'FAIL':6} "
               f"{r.get('max_abs_err', float('nan')):12.3e} {r.get('max_abs_ref', float('nan')):10.3f} "
+              f"{r.get('max_err_over_tol', float('nan')):8.3f} "
               f"{r.get('ms', float('nan')):8.4f}")
     sys.exit(0 if all(r.get("passed") for r in rows) else 1)
 
