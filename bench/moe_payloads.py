@@ -36,9 +36,13 @@ def cases():
         # Knob variants, timed without the loop (the case above times it in the same run).
         "e8-wgmma-g16": ("moe_wgmma", {"GROUP": "16"}, e8, dict(timed, baseline=False), 120),
         "e8-wgmma-s3": ("moe_wgmma", {"STAGES": "3"}, e8, dict(timed, baseline=False), 120),
-        # Tile orders: gate/up walks the half tiles last too (GU_TAIL), down in tile order.
+        # Tile orders: gate/up (GU_TAIL) or down (DN_TAIL) walk the half tiles last.
         "e8-wgmma-gu1": ("moe_wgmma", {"GU_TAIL": "1"}, e8, dict(timed, baseline=False), 120),
-        "e8-wgmma-dn0": ("moe_wgmma", {"DN_TAIL": "0"}, e8, dict(timed, baseline=False), 120),
+        "e8-wgmma-dn1": ("moe_wgmma", {"DN_TAIL": "1"}, e8, dict(timed, baseline=False), 120),
+        "e64-wgmma-dn1": ("moe_wgmma", {"DN_TAIL": "1"}, e64, dict(timed, baseline=False), 120),
+        # gate/up's H through shared memory and TMA stores (EPI).
+        "e8-wgmma-epi": ("moe_wgmma", {"EPI": "1"}, e8, dict(timed, baseline=False), 120),
+        "e64-wgmma-epi": ("moe_wgmma", {"EPI": "1"}, e64, dict(timed, baseline=False), 120),
     }
 
 

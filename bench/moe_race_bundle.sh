@@ -9,8 +9,12 @@
 # (per-launch medians too) last.
 # usage: bench/moe_race_bundle.sh BUILD_DIR OUT_DIR BASE_SRC
 #   Environment: NEW_CASES, BASE_CASES (moe_payloads.py case lists; default e8-wgmma,e64-wgmma),
-#   ORDER (the case directories in run order; "name@2" runs a case again with no baseline;
-#   default: new and base interleaved), BUDGET_S (default 170).
+#   ORDER (the case directories in run order; "NAME.again" runs case NAME again, no baseline;
+#   default: new and base interleaved), BUDGET_S (default 170), SEED (one input seed for every
+#   case, so that all of a shape's cases route the same ids: the seed of each prepared payload
+#   is its own otherwise, and at E8 the live tile count moves from 67 to 68 between seeds), NCU
+#   (cases to profile once with Nsight Compute after the race: the GEMM launches' clock, DRAM
+#   and L2 traffic, L2 hit rate, tensor pipe activity).
 #   then run(command="bash OUT_DIR/run.sh", carry=[OUT_DIR])
 set -euo pipefail
 build=$1
@@ -37,17 +41,25 @@ done
 python3 "$here/issue7_payloads.py" --verify "$build/bin/argus" "$out/payloads"
 rm -rf "$out/payloads"
 find "$out" -name '*.ptx' -delete
-# A second run of a case ("name@2"): the same spec without the baseline.
+# A second run of a case ("NAME.again"): the same spec without the baseline; the profiled run
+# (spec-ncu.json): one rep, no baseline.
 for d in "$out"/*/; do
   d=${d%/}
   [ -f "$d/spec.json" ] || continue
-  python3 - "$d/spec.json" "$d/spec-again.json" <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
+  python3 - "$d/spec.json" "${SEED:-}" <<'PY'
+import json, os, sys
+path, seed = sys.argv[1], sys.argv[2]
+s = json.load(open(path))
+if seed:
+    s["seed"] = int(seed)
+    json.dump(s, open(path, "w"), indent=1)
 s["baseline"] = "none"
-json.dump(s, open(sys.argv[2], "w"), indent=1)
+json.dump(s, open(path.replace("spec.json", "spec-again.json"), "w"), indent=1)
+s["timing"] = {"warmup": 1, "reps": 1, "flush_l2": True}
+json.dump(s, open(path.replace("spec.json", "spec-ncu.json"), "w"), indent=1)
 PY
 done
+echo "${NCU:-}" > "$out/ncu.txt"
 if [ -z "${ORDER:-}" ]; then
   ORDER=""
   for c in ${new_cases//,/ }; do
@@ -65,21 +77,39 @@ cd "$(dirname "$0")" || exit 1
 start=$(date +%s)
 budget=$(cat budget.txt)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
+# SM clock, power and temperature every 50 ms through the run (is a slow rep a throttled one?)
+nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader \
+  -lms 50 > "$OUT/clocks.csv" 2>&1 &
+smi=$!
 for c in $(cat order.txt); do
-  d=${c%@*}
+  d=${c%.again}
   spec=spec.json
-  [[ $c == *@* ]] && spec=spec-again.json
+  [[ $c == *.again ]] && spec=spec-again.json
   if (($(date +%s) - start > budget)); then
     echo "{\"case\": \"$c\", \"outcome\": \"skipped (budget)\"}" >> "$OUT/results.jsonl"
     continue
   fi
   rm -f "$d/result.json"
   t0=$(date +%s)
+  echo "$c start $(date "+%Y/%m/%d %H:%M:%S.%N")" >> "$OUT/marks.txt"
   timeout 60 ./argus-runner --spec "$d/$spec" --out "$d/result.json" > "$OUT/$c.stdout.txt" 2>&1
   rc=$?
   python3 -c "import json; r=json.load(open('$d/result.json')); r['case']='$c'; r['rc']=$rc; r['wall_s']=$(date +%s)-$t0; r['verify']=json.load(open('$d/verify.json')); print(json.dumps(r))" >> "$OUT/results.jsonl" 2>/dev/null \
     || echo "{\"case\": \"$c\", \"rc\": $rc, \"outcome\": \"no result\"}" >> "$OUT/results.jsonl"
+  echo "$c end $(date "+%Y/%m/%d %H:%M:%S.%N")" >> "$OUT/marks.txt"
 done
+kill "$smi"
+ncu=$(command -v ncu || find /opt/nvidia/nsight-compute /usr/local/cuda*/bin -maxdepth 2 -name ncu -type f 2>/dev/null | head -1)
+metrics=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,lts__t_bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__registers_per_thread
+for c in $(cat ncu.txt); do
+  [ -n "$ncu" ] || { echo "no ncu" >> "$OUT/ncu.txt"; break; }
+  echo "=== $c" >> "$OUT/ncu.txt"
+  timeout 90 "$ncu" --clock-control none -k regex:'moe_gateup|moe_down' -c 2 --metrics "$metrics" \
+    ./argus-runner --spec "$c/spec-ncu.json" --out "$OUT/ncu-$c.json" >> "$OUT/ncu.txt" 2>&1 ||
+    echo "ncu rc=$?" >> "$OUT/ncu.txt"
+done
+cp "$OUT/results.jsonl" "$OUT/results.txt"
+echo "case start/end:"; cat "$OUT/marks.txt"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv
 python3 - "$OUT/results.jsonl" <<'PY'
 import json, sys
@@ -101,6 +131,7 @@ for line in open(sys.argv[1]):
         print(" " * 24 + ", ".join(f"{l['kernel'][4:]} {l.get('median_ms', 0):.3f}"
                                    for l in r["launches"]))
 PY
+[ -s "$OUT/ncu.txt" ] && grep -E "^===|moe_|duration|per_second|bytes|hit_rate|hmma|no ncu|rc=|ERR" "$OUT/ncu.txt" | head -40
 SH
 chmod +x "$out/run.sh"
 du -sh "$out"

@@ -229,8 +229,9 @@ TEST_CASE("moe_wgmma: half tiles, a padded full tile and an expert without rows"
     ids.push_back(a);
     ids.push_back(b);
   }
-  // Either GEMM walks the tiles in tile order or in Ord (GU_TAIL, DN_TAIL).
-  RunChain(T, E, TOPK, ids, {{"GU_TAIL", "1"}, {"DN_TAIL", "0"}});
+  // The knobs' other paths: both GEMMs walk the tiles in Ord (GU_TAIL, DN_TAIL), and gate/up
+  // stores H through shared memory and TMA (EPI).
+  RunChain(T, E, TOPK, ids, {{"GU_TAIL", "1"}, {"DN_TAIL", "1"}, {"EPI", "1"}});
   auto pool = RunChain(T, E, TOPK, ids);
   CHECK(pool["Live"].data[0] == 4);
   CHECK(std::vector<double>(pool["TileE"].data.begin(), pool["TileE"].data.begin() + 4) ==

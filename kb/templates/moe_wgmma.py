@@ -25,9 +25,10 @@ Y[t] = sum_k Wt[t, k] * (silu(X[t] @ Wg[e]) * (X[t] @ Wu[e])) @ Wd[e] with e = I
    the padding tiles; the K-step counter `it` runs on across tiles, and so does the ring.
    GU_TAIL = 1 walks the row tiles in Ord instead (the half tiles last, where no weight panel
    is shared between them).
-5. moe_down: P = H Wd[e] per tile (bf16), the same pipeline with one weight; DN_TAIL = 1 (the
-   default) walks the row tiles in Ord: at E8 the 16 column tiles per row tile make ~8.2
-   waves of 132, and the half tiles in the last one take half its time.
+5. moe_down: P = H Wd[e] per tile (bf16), the same pipeline with one weight; DN_TAIL = 1 walks
+   the row tiles in Ord (at E8 the 16 column tiles per row tile make ~8.2 waves of 132, and
+   the half tiles would fill the last one; measured: no gain at E8, 11 % slower at E64, where
+   the half tiles of ~30 experts then share no weights).
 6. moe_reduce: Y[t] = sum_k Wt[t, k] * P[SlotRow[t, k]].
 
 The weights are seen as 2-D tensors (Wg, Wu: [E*D, F], Wd: [E*F, D]: the same memory as
@@ -138,7 +139,8 @@ def moe_gateup(Xg: Tensor[bf16, "R", "D"], Live: Tensor[i32, 1], TileE: Tensor[i
                TileH: Tensor[i32, "MT"], Ord: Tensor[i32, "MT"], Wg: Tensor[bf16, "ED", "F"],
                Wu: Tensor[bf16, "ED", "F"], H: Tensor[bf16, "R", "F"],
                BM: const = 128, BN: const = 128, BK: const = 64, STAGES: const = 4,
-               GROUP: const = 8, SMS: const = 132, GU_TAIL: const = 0):
+               GROUP: const = 8, SMS: const = 132, GU_TAIL: const = 0, EPI: const = 0,
+               EBUFS: const = 2):
     grid(min(MT * (F // BN), SMS))
     NT = F // BN
     KT = D // BK
@@ -147,6 +149,7 @@ def moe_gateup(Xg: Tensor[bf16, "R", "D"], Live: Tensor[i32, 1], TileE: Tensor[i
     sA = shared(bf16, (STAGES, BM, BK), swizzle=Swizzle(3, 3, 3))
     sG = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3))
     sU = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3))
+    sC = shared(bf16, (2, EBUFS, 64, 64), swizzle=Swizzle(3, 3, 3))  # EPI = 1: H sub-tiles
     full = mbarrier(STAGES)
     empty = mbarrier(STAGES, arrivals=2)
     if warpgroup_id() == 0:
@@ -174,6 +177,7 @@ def moe_gateup(Xg: Tensor[bf16, "R", "D"], Live: Tensor[i32, 1], TileE: Tensor[i
                                  sU[s, j], full[s])
     else:
         setmaxnreg(232)
+        wg = warpgroup_id() - 1
         for i in range(ntiles):
             t = block_id(0) + i * grid_dim(0)
             first = t // (GROUP * NT) * GROUP  # grouped order, as gemm_wgmma_tma_store's
@@ -208,8 +212,29 @@ def moe_gateup(Xg: Tensor[bf16, "R", "D"], Live: Tensor[i32, 1], TileE: Tensor[i
             wgmma_wait(0)
             if thread_id() % 128 == 0:
                 mbarrier_arrive(empty[(i * KT + KT - 1) % STAGES])
-            if live:
-                store(g / (1.0 + exp2(g * -1.4426950408889634)) * u, H.tile((BM, BN), (bm, bn)))
+            if EPI == 0:
+                if live:
+                    store(g / (1.0 + exp2(g * -1.4426950408889634)) * u,
+                          H.tile((BM, BN), (bm, bn)))
+            else:
+                # gemm_wgmma_tma_store's epilogue: each warp group's 64 x BN part of H, 64 x 64
+                # at a time, through one of EBUFS shared buffers and a TMA store, whose global
+                # writes overlap the next tile's main loop (a half tile's padding rows get 0).
+                h = g / (1.0 + exp2(g * -1.4426950408889634)) * u
+                for j in range(BN // 64):
+                    q = i * (BN // 64) + j
+                    if thread_id() % 128 == 0:
+                        tma_store_wait(EBUFS - 1)
+                    warpgroup_barrier()
+                    store(h, sC[wg, q % EBUFS], at=(wg, j))
+                    fence_proxy_async()
+                    warpgroup_barrier()
+                    if thread_id() % 128 == 0:
+                        tma_store(sC[wg, q % EBUFS],
+                                  H.tile((64, 64), (bm * 2 + wg, bn * (BN // 64) + j)))
+                        tma_store_commit()
+        if EPI > 0 and thread_id() % 128 == 0:
+            tma_store_wait(0)
 
 
 @kernel(threads=384, arch="sm_90a")
@@ -217,7 +242,7 @@ def moe_down(H: Tensor[bf16, "R", "F"], Live: Tensor[i32, 1], TileE: Tensor[i32,
              TileH: Tensor[i32, "MT"], Ord: Tensor[i32, "MT"], Wd: Tensor[bf16, "EF", "D"],
              P: Tensor[bf16, "R", "D"],
              BM: const = 128, BN: const = 256, BK: const = 64, STAGES: const = 4,
-             GROUP: const = 8, SMS: const = 132, DN_TAIL: const = 1):
+             GROUP: const = 8, SMS: const = 132, DN_TAIL: const = 0):
     grid(min(MT * (D // BN), SMS))
     NT = D // BN
     KT = F // BK
