@@ -344,9 +344,9 @@ TEST_CASE("argus export writes the six launches of moe_wgmma", "[e2e][tune]") {
   }
   std::vector<std::string> scratch;
   for (const json& s : meta["scratch"]) scratch.push_back(s["name"]);
-  CHECK(scratch ==
-        std::vector<std::string>{"Cnt", "TileE", "RowTok", "SlotRow", "Live", "Xg", "H", "P"});
-  CHECK(meta["scratch"][5]["shape"] == json({mt * 128, d}));  // Xg: the gathered rows
+  CHECK(scratch == std::vector<std::string>{"Cnt", "TileE", "TileH", "Ord", "RowTok", "SlotRow",
+                                            "Live", "Xg", "H", "P"});
+  CHECK(meta["scratch"][7]["shape"] == json({mt * 128, d}));  // Xg: the gathered rows
   std::string header = ReadText(out + "/argus_kernel.h");
   CHECK(header.find("ArgusTensorMap(t.Wg, 2048ULL, 512ULL, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16") !=
         std::string::npos);  // [E, D, F] as [E*D, F] rows, as the runner encodes it
