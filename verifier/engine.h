@@ -664,6 +664,16 @@ class Engine {
   };
   std::map<int, int> wg_operand_acc_;                   // wgmma operand var -> accumulator var
   std::map<std::pair<int, bool>, OperandTag> op_tags_;  // (accumulator, is A) -> its tag
+  // An elementwise fragment value (silu(g) * u) -> the accumulators its
+  // element (i, j) is made of, element (i, j) each: tag flow checks where a
+  // store puts it by their operand tags.
+  std::map<int, std::set<int>> ew_accs_;
+  // tag_flow: element (R, C) of fragment `stored`, written to global
+  // coordinates `gc` of tensor `tname` where `guard` holds (inside `loops`),
+  // lands where its accumulators' proved operand tags put it.
+  void CheckPlacement(const Op& store, int stored, const expr& R, const expr& C,
+                      const std::vector<expr>& gc, const std::string& tname, const expr& guard,
+                      const std::vector<int>& loops, const Op* written_at);
   void RecordOperandTag(int var, const std::vector<expr>& idx, const Tag& t);
   absl::Status DoEpilogue(const Op& op);
   void RecordEpi(const Op& op, EpiOp::Kind kind);

@@ -1197,6 +1197,14 @@ absl::Status Engine::Step(const Op& op) {
         expr range(c_);
         auto el = ElemVars(d.view, "s", &ext, &range);
         CheckOob(op, d.view, Coords(d.view, el), *pc_ && range, el);
+        const auto& ft = f_.vars[op.operands[0]].type;
+        if (d.view.space == dsl::Space::kGlobal && op.operands.size() == 2 && ft.is_frag() &&
+            el.size() == 2 && ext[0] == ft.frag.rows && ext[1] == ft.frag.cols) {
+          // The whole fragment into a global tile: element (i, j) to the
+          // tile's (i, j), which must be where its accumulators' tags say.
+          CheckPlacement(op, op.operands[0], el[0], el[1], Coords(d.view, el),
+                         f_.tensors[d.view.base].name, *pc_ && range, loop_stack_, &op);
+        }
         if (d.view.space == dsl::Space::kShared) {
           // A computed value lands in shared memory: a write (races, the
           // newest value of its elements) whose tag is no tensor's.

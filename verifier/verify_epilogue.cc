@@ -316,61 +316,16 @@ void Engine::CheckEpilogue() {
                      "group's part of the accumulator, or another buffer)");
                });
   }
-  // Tag flow: the element the store takes from accumulator (R, C) lands at the
-  // output row of A's operand row R and the column of B's operand column C (the
-  // proved assert_tags of the wgmmas that accumulated it).
+  // Tag flow: the element the store takes from the buffer lands where the
+  // accumulator element it holds belongs.
   for (const EpiOp* w : ws) {
     if (w->pos > S.pos || w->view.ext != S.view.ext || S.gview.map.size() != 2) continue;
-    int acc = w->op->operands[0];
-    auto ta = op_tags_.find({acc, true}), tb = op_tags_.find({acc, false});
-    if (ta == op_tags_.end() || tb == op_tags_.end()) continue;  // nothing asserted: not checked
-    // The row of A may depend only on the operand row and the loops around the
-    // store (not on K), the column of B likewise.
-    std::set<unsigned> allowed;
-    for (int l : L) allowed.insert(loops_[l].var->id());
-    bool ok = true;
-    for (const auto* ot : {&ta->second, &tb->second}) {
-      std::set<unsigned> fv;
-      FreeInstVars(*ot->coord, &fv);
-      for (unsigned id : fv) ok = ok && (id == ot->param->id() || allowed.count(id));
-    }
-    if (!ok) {
-      unsupported(*S.op,
-                  "the wgmma operand tags' output row / column depend on more than the operand "
-                  "row / column and the loops around the store (tag flow not checked)");
-      continue;
-    }
     std::vector<int64_t> ext;
     expr rs(c_);
     std::vector<expr> es = ElemVars(S.view, "et", &ext, &rs);
     expr R = *w->at_i * I(w->view.ext[0]) + es[0], Cc = *w->at_j * I(w->view.ext[1]) + es[1];
-    auto subst = [&](const OperandTag& ot, const expr& v) {
-      z3::expr_vector from(c_), to(c_);
-      from.push_back(*ot.param);
-      to.push_back(v);
-      return const_cast<expr&>(*ot.coord).substitute(from, to);
-    };
-    expr er = subst(ta->second, R), ec = subst(tb->second, Cc);
-    auto gc = Coords(S.gview, es);
-    auto watch = BaseWatch();
-    watch.emplace_back("@R", R);
-    watch.emplace_back("@C", Cc);
-    watch.emplace_back("@er", er);
-    watch.emplace_back("@ec", ec);
-    watch.emplace_back("@gr", gc[0]);
-    watch.emplace_back("@gc", gc[1]);
-    const std::string tname = f_.tensors[S.gview.base].name;
-    Obligation("tag_flow", *S.op, *S.pc && *w->pc && rs && (gc[0] != er || gc[1] != ec), watch,
-               [&](const ProofResult& r, Finding* f) {
-                 f->message = absl::StrCat("tma_store writes accumulator element (", M(r, "@R"),
-                                           ", ", M(r, "@C"), ") to ", tname, "(", M(r, "@gr"), ",",
-                                           M(r, "@gc"), "), but the wgmma operand tags put it at ",
-                                           tname, "(", M(r, "@er"), ",", M(r, "@ec"), ")");
-                 f->cex.expected = absl::StrCat(tname, "(", M(r, "@er"), ",", M(r, "@ec"), ")");
-                 f->cex.actual = absl::StrCat(tname, "(", M(r, "@gr"), ",", M(r, "@gc"), ")");
-                 f->cex.written_at = w->op->loc;
-                 f->cex.written_source = Src(w->op->loc);
-               });
+    CheckPlacement(*S.op, w->op->operands[0], R, Cc, Coords(S.gview, es),
+                   f_.tensors[S.gview.base].name, *S.pc && *w->pc && rs, L, w->op);
   }
   for (const EpiOp* w : ws) {
     if (w->pos > S.pos) continue;
@@ -438,6 +393,74 @@ void Engine::CheckEpilogue() {
                });
   }
   loop_stack_ = saved_loops;
+}
+
+void Engine::CheckPlacement(const Op& store, int stored, const expr& R, const expr& C,
+                            const std::vector<expr>& gc, const std::string& tname,
+                            const expr& guard, const std::vector<int>& loops,
+                            const Op* written_at) {
+  // Element (R, C) of an accumulator belongs at the output row of A's operand
+  // row R and the column of B's operand column C (the proved assert_tags of
+  // the wgmmas that accumulated it). A fragment made of accumulators element
+  // by element (silu(g) * u) belongs where each of them puts it.
+  std::vector<int> accs;
+  if (auto d = ew_accs_.find(stored); d != ew_accs_.end()) {
+    accs.assign(d->second.begin(), d->second.end());
+  } else {
+    accs.push_back(stored);
+  }
+  for (const int acc : accs) {
+    auto ta = op_tags_.find({acc, true}), tb = op_tags_.find({acc, false});
+    if (ta == op_tags_.end() || tb == op_tags_.end()) continue;  // nothing asserted: not checked
+    // The row of A may depend only on the operand row and the loops around the
+    // store (not on K), the column of B likewise.
+    std::set<unsigned> allowed;
+    for (int l : loops) allowed.insert(loops_[l].var->id());
+    bool ok = true;
+    for (const auto* ot : {&ta->second, &tb->second}) {
+      std::set<unsigned> fv;
+      FreeInstVars(*ot->coord, &fv);
+      for (unsigned id : fv) ok = ok && (id == ot->param->id() || allowed.count(id));
+    }
+    if (!ok) {
+      Unsupported(store,
+                  "the wgmma operand tags' output row / column depend on more than the operand "
+                  "row / column and the loops around the store (tag flow not checked)");
+      continue;
+    }
+    auto subst = [&](const OperandTag& ot, const expr& v) {
+      z3::expr_vector from(c_), to(c_);
+      from.push_back(*ot.param);
+      to.push_back(v);
+      return const_cast<expr&>(*ot.coord).substitute(from, to);
+    };
+    expr er = subst(ta->second, R), ec = subst(tb->second, C);
+    auto watch = BaseWatch();
+    watch.emplace_back("@R", R);
+    watch.emplace_back("@C", C);
+    watch.emplace_back("@er", er);
+    watch.emplace_back("@ec", ec);
+    watch.emplace_back("@gr", gc[0]);
+    watch.emplace_back("@gc", gc[1]);
+    Obligation("tag_flow", store, guard && (gc[0] != er || gc[1] != ec), watch,
+               [&](const ProofResult& r, Finding* f) {
+                 f->message = absl::StrCat(
+                     store.code == OpCode::kTmaStore ? "tma_store" : "store", " writes element (",
+                     M(r, "@R"), ", ", M(r, "@C"), ") of ",
+                     f_.vars[stored].name.empty() ? std::string("the stored fragment")
+                                                  : absl::StrCat("'", f_.vars[stored].name, "'"),
+                     stored == acc ? ""
+                                   : absl::StrCat(" (made of accumulator '", f_.vars[acc].name,
+                                                  "' element by element)"),
+                     " to ", tname, "(", M(r, "@gr"), ",", M(r, "@gc"),
+                     "), but the wgmma operand tags put it at ", tname, "(", M(r, "@er"), ",",
+                     M(r, "@ec"), ")");
+                 f->cex.expected = absl::StrCat(tname, "(", M(r, "@er"), ",", M(r, "@ec"), ")");
+                 f->cex.actual = absl::StrCat(tname, "(", M(r, "@gr"), ",", M(r, "@gc"), ")");
+                 f->cex.written_at = written_at->loc;
+                 f->cex.written_source = Src(written_at->loc);
+               });
+  }
 }
 
 }  // namespace argus::verifier::engine

@@ -469,9 +469,19 @@ absl::Status Engine::DoFragMath(const Op& op) {
     return opaque;
   };
   switch (op.code) {
-    case OpCode::kFragEw:
+    case OpCode::kFragEw: {
       // Element (i, j) of the result is made of element (i, j) of each
       // operand (row vectors: of its row): the union of their tags.
+      std::set<int> accs;
+      for (int x : op.operands) {
+        const auto& xt = f_.vars[x].type;
+        if (auto d = ew_accs_.find(x); d != ew_accs_.end()) {
+          accs.insert(d->second.begin(), d->second.end());
+        } else if (xt.is_frag() && xt.frag.role == dsl::FragRole::kAcc) {
+          accs.insert(x);
+        }
+      }
+      ew_accs_.insert_or_assign(op.result, accs);
       for (int x : op.operands) {
         FragTags t = *tags_of(x);
         ft.rows = Union(ft.rows, t.rows);
@@ -481,6 +491,7 @@ absl::Status Engine::DoFragMath(const Op& op) {
           ft.cols = Union(ft.cols, t.cols);
       }
       break;
+    }
     case OpCode::kFragRowReduce: {
       // A per-row value: the row's tags; it has no column identity.
       FragTags t = *tags_of(op.operands[0]);
