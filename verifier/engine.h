@@ -586,6 +586,10 @@ class Engine {
   // write later in the body may have written in an earlier iteration (its
   // value and checks were made before the walk reached that write).
   void CheckLoopCarriedWrites(int loop);
+  expr IntBinary(dsl::ir::BinOp op, const expr& a, const expr& b);
+  // The result of a call of @device function `fn` (unset: unknown).
+  std::optional<expr> DeviceCallValue(const dsl::ir::Function& fn,
+                                      const std::vector<std::optional<expr>>& args, int depth);
   void CheckAssert(const Op& op);
   void CheckMmaK(const Op& op);
   struct KSide;
