@@ -137,6 +137,20 @@ def moe_gather(X: Tensor[${dtype}, "T", "D"], RowTok: Tensor[i32, "R"],
                  thread_layout((1, GW // 8), vec=8))
 
 
+@device
+def grouped_row(t: i32, tm: i32, tn: i32, group: i32) -> i32:
+    """Row tile of tile t in the grouped order: GROUP row tiles at a time, column by column (as
+    gemm_wgmma_tma_store's), so the weight panels of a column stay in L2 across the group."""
+    first = t // (group * tn) * group
+    return first + t % (group * tn) % min(tm - first, group)
+
+
+@device
+def grouped_col(t: i32, tm: i32, tn: i32, group: i32) -> i32:
+    first = t // (group * tn) * group
+    return t % (group * tn) // min(tm - first, group)
+
+
 @kernel(threads=384, arch="sm_90a")
 def moe_gateup(Xg: Tensor[bf16, "R", "D"], Live: Tensor[i32, 1], TileE: Tensor[i32, "MT"],
                TileH: Tensor[i32, "MT"], Ord: Tensor[i32, "MT"], Wg: Tensor[bf16, "ED", "F"],
@@ -160,12 +174,10 @@ def moe_gateup(Xg: Tensor[bf16, "R", "D"], Live: Tensor[i32, 1], TileE: Tensor[i
         if thread_id() == 0:
             for i in range(ntiles):
                 t = block_id(0) + i * grid_dim(0)
-                first = t // (GROUP * NT) * GROUP  # grouped order, as gemm_wgmma_tma_store's
-                rows = min(TM - first, GROUP)
-                bm = first + t % (GROUP * NT) % rows
+                bm = grouped_row(t, TM, NT, GROUP)
+                bn = grouped_col(t, TM, NT, GROUP)
                 if GU_TAIL > 0:  # the full tiles first, the half tiles last
                     bm = min(max(Ord[bm], 0), MT - 1)
-                bn = t % (GROUP * NT) // rows
                 e = min(max(TileE[bm], 0), ED // D - 1)
                 for k in range(KT):
                     it = i * KT + k
@@ -183,12 +195,10 @@ def moe_gateup(Xg: Tensor[bf16, "R", "D"], Live: Tensor[i32, 1], TileE: Tensor[i
         wg = warpgroup_id() - 1
         for i in range(ntiles):
             t = block_id(0) + i * grid_dim(0)
-            first = t // (GROUP * NT) * GROUP  # grouped order, as gemm_wgmma_tma_store's
-            rows = min(TM - first, GROUP)
-            bm = first + t % (GROUP * NT) % rows
+            bm = grouped_row(t, TM, NT, GROUP)
+            bn = grouped_col(t, TM, NT, GROUP)
             if GU_TAIL > 0:
                 bm = min(max(Ord[bm], 0), MT - 1)
-            bn = t % (GROUP * NT) // rows
             e = min(max(TileE[bm], 0), ED // D - 1)
             live = warpgroup_id() == 1 or TileH[bm] == 0  # a half tile's rows HB.. are padding
             g = fragment(f32, (BM, BN), mma="wgmma_bf16", warpgroups=(2, 1), first_warpgroup=1)
@@ -260,12 +270,10 @@ def moe_down(H: Tensor[bf16, "R", "F"], Live: Tensor[i32, 1], TileE: Tensor[i32,
         if thread_id() == 0:
             for i in range(ntiles):
                 t = block_id(0) + i * grid_dim(0)
-                first = t // (GROUP * NT) * GROUP  # grouped order, as gemm_wgmma_tma_store's
-                rows = min(TM - first, GROUP)
-                bm = first + t % (GROUP * NT) % rows
+                bm = grouped_row(t, TM, NT, GROUP)
+                bn = grouped_col(t, TM, NT, GROUP)
                 if DN_TAIL > 0:  # the full tiles first, the half tiles last
                     bm = min(max(Ord[bm], 0), MT - 1)
-                bn = t % (GROUP * NT) // rows
                 e = min(max(TileE[bm], 0), EF // F - 1)
                 for k in range(KT):
                     it = i * KT + k
@@ -280,12 +288,10 @@ def moe_down(H: Tensor[bf16, "R", "F"], Live: Tensor[i32, 1], TileE: Tensor[i32,
         setmaxnreg(232)
         for i in range(ntiles):
             t = block_id(0) + i * grid_dim(0)
-            first = t // (GROUP * NT) * GROUP  # grouped order, as gemm_wgmma_tma_store's
-            rows = min(TM - first, GROUP)
-            bm = first + t % (GROUP * NT) % rows
+            bm = grouped_row(t, TM, NT, GROUP)
+            bn = grouped_col(t, TM, NT, GROUP)
             if DN_TAIL > 0:
                 bm = min(max(Ord[bm], 0), MT - 1)
-            bn = t % (GROUP * NT) // rows
             e = min(max(TileE[bm], 0), EF // F - 1)
             live = warpgroup_id() == 1 or TileH[bm] == 0
             acc = fragment(f32, (BM, BN), mma="wgmma_bf16", warpgroups=(2, 1), first_warpgroup=1)
