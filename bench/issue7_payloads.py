@@ -13,6 +13,8 @@ usage:
                                                 BUNDLE/ROW.CASE/verify.json beside the prepared
                                                 case (BUNDLE = DIR's parent)
   bench/issue7_payloads.py --rows               prints ROWS as JSON (the device table reads it)
+Environment: ISSUE7_ROWS=gemm-4k,gemm-8k keeps only those rows (e.g. a GEMM-only bundle:
+ISSUE7_ROWS=gemm-4k,gemm-8k,gemm-4kx14k bench/issue7_bundle.sh build OUT).
 """
 import json
 import os
@@ -46,10 +48,21 @@ ROWS = [
 ]
 
 
+def selected_rows():
+    """ROWS, or those named in $ISSUE7_ROWS (comma-separated row ids) when it is set."""
+    only = [r for r in os.environ.get("ISSUE7_ROWS", "").split(",") if r]
+    if not only:
+        return ROWS
+    unknown = set(only) - {r[0] for r in ROWS}
+    if unknown:
+        sys.exit(f"ISSUE7_ROWS names no row {sorted(unknown)}")
+    return [r for r in ROWS if r[0] in only]
+
+
 def write_payloads(dst):
     os.makedirs(dst, exist_ok=True)
     wanted = {}  # family -> {case: [row ids]}
-    for row, _, _, _, cands in ROWS:
+    for row, _, _, _, cands in selected_rows():
         for fam, case in cands:
             wanted.setdefault(fam, {}).setdefault(case, []).append(row)
     for fam, cases in wanted.items():
@@ -106,7 +119,7 @@ def main():
     if sys.argv[1:2] == ["--rows"]:
         print(json.dumps([{"row": r, "what": w, "target": t, "rounds": n,
                            "cases": [f"{r}.{c}" for _, c in cands]}
-                          for r, w, t, n, cands in ROWS]))
+                          for r, w, t, n, cands in selected_rows()]))
     elif sys.argv[1:2] == ["--verify"]:
         verify_payloads(sys.argv[2], sys.argv[3])
     else:
