@@ -290,24 +290,6 @@ TEST_CASE("Launch geometry and argus compile", "[lower]") {
       CompileVerb({Example("vector_add.py"), "--target", "sm_75", "-o", "/tmp/x"}, bad).ok());
 }
 
-TEST_CASE("split-K tail GEMM: TMA reduce-add stores in the tail launch only", "[lower]") {
-  const char* kAdd = "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group";
-  DslArtifacts tail = MustCompile(Example("gemm_wgmma_splitk.py"), "gemm_splitk_tail", "sm_90a");
-  CHECK(Has(tail.ptx, kAdd));
-  CHECK(!Has(tail.ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"));
-  DslArtifacts dp = MustCompile(Example("gemm_wgmma_splitk.py"), "gemm_splitk_dp", "sm_90a");
-  CHECK(!Has(dp.ptx, kAdd));
-  CHECK(Has(dp.ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"));
-  CHECK(Has(dp.ptx, "st.global.f32"));  // the tail tiles' zeros
-  for (const DslArtifacts* a : {&tail, &dp}) {
-    CHECK(a->metadata.dynamic_shared_bytes <= 232448);
-    if (FindPtxas()) {  // ptxas assembled it (MustCompile): the reduce form is valid sm_90a
-      CHECK(a->metadata.resources.spill_stores == 0);
-      CHECK(a->metadata.resources.spill_loads == 0);
-    }
-  }
-}
-
 }  // namespace
 }  // namespace argus::codegen
 
@@ -396,7 +378,7 @@ TEST_CASE("split-K tail GEMM: TMA reduce-add stores in the tail launch only", "[
   DslArtifacts dp = MustCompile(Example("gemm_wgmma_splitk.py"), "gemm_splitk_dp", "sm_90a");
   CHECK(!Has(dp.ptx, kAdd));
   CHECK(Has(dp.ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"));
-  CHECK(Has(dp.ptx, "st.global.f32"));  // the tail tiles' zeros
+  CHECK((Has(dp.ptx, "st.global.f32") || Has(dp.ptx, "st.global.u32")));  // the tail zeros
   for (const DslArtifacts* a : {&tail, &dp}) {
     CHECK(a->metadata.dynamic_shared_bytes <= 232448);
     if (FindPtxas()) {  // ptxas assembled it (MustCompile): the reduce form is valid sm_90a

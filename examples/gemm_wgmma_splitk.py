@@ -4,11 +4,16 @@ launches (KB template gemm_wgmma_splitk, a pipeline: gemm_splitk_dp, then gemm_s
 Wave quantization: 128 x 256 tiles of 4096 x 14336 are 1792 = 13 waves of 132 blocks and 76
 tiles, a 14th wave that leaves 56 SMs idle. Here the first DP = TILES // SMS * SMS tiles (13 full
 waves) run as in gemm_wgmma_tma_store (gemm_splitk_dp); the TILES - DP tail tiles are split along
-K into SPLIT units of KT / SPLIT k-steps each (unit u: tile DP + u // SPLIT, k-steps from
-(u % SPLIT) * KT / SPLIT), dealt round-robin to up to SMS blocks of the second launch
+K into SPLITK units of KT / SPLITK k-steps each (unit u: tile DP + u // SPLITK, k-steps from
+(u % SPLITK) * KT / SPLITK), dealt round-robin to up to SMS blocks of the second launch
 (gemm_splitk_tail), which adds its f32 partial tile into C with the copy engine's reduction
-(tma_store(..., reduce="add")). SPLIT = 8 turns the 76-tile tail into 608 units of 8 k-steps:
-5 rounds of 1/8 tile, 0.625 tile times instead of 1.
+(tma_store(..., reduce="add")). SPLITK = 4 turns the 76-tile tail into 304 units of 16 k-steps:
+3 rounds of 1/4 tile, 0.75 tile times instead of 1.
+
+Measured on the H200 (docs/perf.md "SK"), it does not pay at 4096 x 14336 x 4096: the launch
+boundary costs ~8 us and each round of reduce-add epilogues (128 KB of f32 partials per block)
+~4 us, more than the 0.25-0.4 tile times (11-18 us) the finer tail saves; at 8192^3 it is at
+parity with the single-launch kernel.
 
 The adds need zeros under them: the producer warp group's idle warps 2 and 3 of gemm_splitk_dp
 zero the tail tiles (plain stores, each block its share), and the launch boundary orders those
@@ -18,13 +23,13 @@ range exactly once and that the tail was zeroed first is global-memory reasoning
 (docs/verifier.md), the interpreter test and the runner's check do.
 
 N must be a multiple of BN (no shifted last column tile: its overlap would be added twice) and
-KT = K / BK a multiple of SPLIT (every unit has the same trip count)."""
+KT = K / BK a multiple of SPLITK (every unit has the same trip count)."""
 
 
 @kernel(threads=384, arch="sm_90a")
 def gemm_splitk_dp(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"], C: Tensor[f32, "M", "N"],
                    BM: const = 128, BN: const = 256, BK: const = 64, STAGES: const = 4,
-                   SMS: const = 132, GROUP: const = 16, EBUFS: const = 2, SPLIT: const = 8):
+                   SMS: const = 132, GROUP: const = 16, EBUFS: const = 2, SPLITK: const = 4):
     grid(min(cdiv(M, BM) * cdiv(N, BN), SMS))
     sA = shared(bf16, (STAGES, BM, BK), swizzle=Swizzle(3, 3, 3))
     sB = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3))
@@ -111,8 +116,8 @@ def gemm_splitk_dp(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"], C: Tens
 def gemm_splitk_tail(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
                      C: Tensor[f32, "M", "N"], BM: const = 128, BN: const = 256, BK: const = 64,
                      STAGES: const = 4, SMS: const = 132, GROUP: const = 16, EBUFS: const = 2,
-                     SPLIT: const = 8):
-    grid(max(min(cdiv(M, BM) * cdiv(N, BN) % SMS * SPLIT, SMS), 1))
+                     SPLITK: const = 4):
+    grid(max(min(cdiv(M, BM) * cdiv(N, BN) % SMS * SPLITK, SMS), 1))
     sA = shared(bf16, (STAGES, BM, BK), swizzle=Swizzle(3, 3, 3))
     sB = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3))
     sC = shared(f32, (2, EBUFS, 64, 32), swizzle=Swizzle(3, 2, 3))
@@ -120,17 +125,17 @@ def gemm_splitk_tail(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
     empty = mbarrier(STAGES, arrivals=2)
     TM = cdiv(M, BM)
     TN = cdiv(N, BN)
-    KU = cdiv(K, BK) // SPLIT
+    KU = cdiv(K, BK) // SPLITK
     EN = BN // 32
     DP = TM * TN // SMS * SMS
-    nunits = cdiv((TM * TN - DP) * SPLIT - block_id(0), grid_dim(0))
+    nunits = cdiv((TM * TN - DP) * SPLITK - block_id(0), grid_dim(0))
     if warpgroup_id() == 0:
         setmaxnreg(40)
         if thread_id() == 0:
             for i in range(nunits):
                 u = block_id(0) + i * grid_dim(0)
-                t = DP + u // SPLIT
-                kb = u % SPLIT * KU
+                t = DP + u // SPLITK
+                kb = u % SPLITK * KU
                 first = t // (GROUP * TN) * GROUP
                 rows = min(TM - first, GROUP)
                 bm = first + t % (GROUP * TN) % rows
@@ -149,8 +154,8 @@ def gemm_splitk_tail(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
         wg = warpgroup_id() - 1
         for i in range(nunits):
             u = block_id(0) + i * grid_dim(0)
-            t = DP + u // SPLIT
-            kb = u % SPLIT * KU
+            t = DP + u // SPLITK
+            kb = u % SPLITK * KU
             first = t // (GROUP * TN) * GROUP
             rows = min(TM - first, GROUP)
             bm = first + t % (GROUP * TN) % rows

@@ -1,14 +1,14 @@
 # verifier-bug: a split-K unit loads A from k-step k instead of its offset kb + k: every unit adds the first KU k-steps of A against its own B rows
 # seeded into examples/gemm_wgmma_splitk.py (gemm_splitk_tail)
-# expect: tag_assert line 39
+# expect: tag_assert line 61
 # cex: A(
 # dims: M=4096,N=14336,K=4096
 @kernel(threads=384, arch="sm_90a")
 def gemm_splitk_tail(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
                      C: Tensor[f32, "M", "N"], BM: const = 128, BN: const = 256, BK: const = 64,
                      STAGES: const = 4, SMS: const = 132, GROUP: const = 16, EBUFS: const = 2,
-                     SPLIT: const = 8):
-    grid(max(min(cdiv(M, BM) * cdiv(N, BN) % SMS * SPLIT, SMS), 1))
+                     SPLITK: const = 8):
+    grid(max(min(cdiv(M, BM) * cdiv(N, BN) % SMS * SPLITK, SMS), 1))
     sA = shared(bf16, (STAGES, BM, BK), swizzle=Swizzle(3, 3, 3))
     sB = shared(bf16, (STAGES, BN // 64, BK, 64), swizzle=Swizzle(3, 3, 3))
     sC = shared(f32, (2, EBUFS, 64, 32), swizzle=Swizzle(3, 2, 3))
@@ -16,17 +16,17 @@ def gemm_splitk_tail(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
     empty = mbarrier(STAGES, arrivals=2)
     TM = cdiv(M, BM)
     TN = cdiv(N, BN)
-    KU = cdiv(K, BK) // SPLIT
+    KU = cdiv(K, BK) // SPLITK
     EN = BN // 32
     DP = TM * TN // SMS * SMS
-    nunits = cdiv((TM * TN - DP) * SPLIT - block_id(0), grid_dim(0))
+    nunits = cdiv((TM * TN - DP) * SPLITK - block_id(0), grid_dim(0))
     if warpgroup_id() == 0:
         setmaxnreg(40)
         if thread_id() == 0:
             for i in range(nunits):
                 u = block_id(0) + i * grid_dim(0)
-                t = DP + u // SPLIT
-                kb = u % SPLIT * KU
+                t = DP + u // SPLITK
+                kb = u % SPLITK * KU
                 first = t // (GROUP * TN) * GROUP
                 rows = min(TM - first, GROUP)
                 bm = first + t % (GROUP * TN) % rows
@@ -45,8 +45,8 @@ def gemm_splitk_tail(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
         wg = warpgroup_id() - 1
         for i in range(nunits):
             u = block_id(0) + i * grid_dim(0)
-            t = DP + u // SPLIT
-            kb = u % SPLIT * KU
+            t = DP + u // SPLITK
+            kb = u % SPLITK * KU
             first = t // (GROUP * TN) * GROUP
             rows = min(TM - first, GROUP)
             bm = first + t % (GROUP * TN) % rows
