@@ -7,6 +7,8 @@ Kernels: the KB template kb/templates/moe_mlp.py (one block per token, SIMT) and
 wgmma gate/up + SiLU, wgmma down, reduce): a payload with "pipeline", which the worker's
 PrepareGpuRun turns into one multi-launch runner spec over one set of tensors.
 usage: bench/moe_payloads.py OUT_DIR [CASE,CASE...]
+Environment: MOE_WGMMA_SRC, another source file for the moe_wgmma cases (an older version of
+the template, to race it against the current one: bench/moe_race_bundle.sh).
 """
 import json
 import os
@@ -34,6 +36,13 @@ def cases():
         # Knob variants, timed without the loop (the case above times it in the same run).
         "e8-wgmma-g16": ("moe_wgmma", {"GROUP": "16"}, e8, dict(timed, baseline=False), 120),
         "e8-wgmma-s3": ("moe_wgmma", {"STAGES": "3"}, e8, dict(timed, baseline=False), 120),
+        # Tile orders: gate/up (GU_TAIL) or down (DN_TAIL) walk the half tiles last.
+        "e8-wgmma-gu1": ("moe_wgmma", {"GU_TAIL": "1"}, e8, dict(timed, baseline=False), 120),
+        "e8-wgmma-dn1": ("moe_wgmma", {"DN_TAIL": "1"}, e8, dict(timed, baseline=False), 120),
+        "e64-wgmma-dn1": ("moe_wgmma", {"DN_TAIL": "1"}, e64, dict(timed, baseline=False), 120),
+        # gate/up's H stored from registers (EPI=0) instead of through shared memory and TMA.
+        "e8-wgmma-epi0": ("moe_wgmma", {"EPI": "0"}, e8, dict(timed, baseline=False), 120),
+        "e64-wgmma-epi0": ("moe_wgmma", {"EPI": "0"}, e64, dict(timed, baseline=False), 120),
     }
 
 
@@ -54,7 +63,10 @@ def main():
     for name, (tpl, consts, dims, timing, timeout) in cases().items():
         if only and name not in only:
             continue
-        with open(os.path.join(ROOT, "kb/templates", tpl + ".py")) as fh:
+        path = os.path.join(ROOT, "kb/templates", tpl + ".py")
+        if tpl == "moe_wgmma" and os.environ.get("MOE_WGMMA_SRC"):
+            path = os.environ["MOE_WGMMA_SRC"]
+        with open(path) as fh:
             src = fh.read().replace("${dtype}", "bf16")
         flops = 6.0 * dims["T"] * dims["TOPK"] * dims["D"] * dims["F"]
         timing = dict(timing)

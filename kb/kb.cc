@@ -138,7 +138,7 @@ absl::StatusOr<Template> ParseTemplate(const fs::path& p) {
   RETURN_IF_ERROR(
       CheckKeys(f, {"id", "family", "kernel", "source", "summary", "baseline", "dtypes", "targets",
                     "techniques", "knobs", "dims", "shape_constants", "option_constants",
-                    "requires", "invariants", "pipeline", "shapes"}));
+                    "requires", "invariants", "pipeline", "shapes", "presets"}));
   Template t;
   ASSIGN_OR_RETURN(t.id, f.Str("id"));
   ASSIGN_OR_RETURN(t.family, f.Str("family"));
@@ -226,6 +226,32 @@ absl::StatusOr<Template> ParseTemplate(const fs::path& p) {
       }
     }
     if (t.pipeline.empty()) return f.Bad("shapes", "is for pipelines only");
+  }
+  if (j.contains("presets")) {
+    if (!j["presets"].is_array())
+      return f.Bad("presets", "must be a list of {\"when\": expr, \"knobs\": {NAME: int}}");
+    for (size_t i = 0; i < j["presets"].size(); ++i) {
+      const json& e = j["presets"][i];
+      std::string where = absl::StrCat("entry ", i);
+      if (!e.is_object() || e.size() != 2 || !e.contains("when") || !e["when"].is_string() ||
+          !e.contains("knobs") || !e["knobs"].is_object() || e["knobs"].empty()) {
+        return f.Bad("presets",
+                     absl::StrCat(where, " must be {\"when\": expr, \"knobs\": {NAME: int}}"));
+      }
+      Preset preset;
+      preset.when = e["when"].get<std::string>();
+      RETURN_IF_ERROR(CheckExpr(f, "presets", preset.when));
+      for (const auto& [name, v] : e["knobs"].items()) {
+        const Knob* knob = t.FindKnob(name);
+        if (!knob) return f.Bad("presets", absl::StrCat(where, ": no knob ", name));
+        if (!v.is_number_integer() || std::find(knob->values.begin(), knob->values.end(),
+                                                v.get<int64_t>()) == knob->values.end()) {
+          return f.Bad("presets", absl::StrCat(where, ": ", name, " must be one of its values"));
+        }
+        preset.knobs[name] = v.get<int64_t>();
+      }
+      t.presets.push_back(std::move(preset));
+    }
   }
   for (const Knob& k : t.knobs) {
     if (!absl::StrContains(t.source, absl::StrCat(k.name, ": const"))) {

@@ -46,6 +46,14 @@ struct Knob {
   int64_t default_value = 0;
 };
 
+// Knob values that replace the defaults for the problems where `when` (an
+// expression over the problem's names, kb/expr.h) holds: expert knowledge of
+// the best starting point by shape, e.g. three consumer warp groups at D=64.
+struct Preset {
+  std::string when;
+  std::map<std::string, int64_t> knobs;
+};
+
 struct Template {
   std::string id, family, kernel, source_file, source, summary;
   bool baseline = false;  // the family's reference-speed template
@@ -59,6 +67,7 @@ struct Template {
   // (expressions per dim) where the kernels see it reshaped.
   std::vector<std::string> pipeline;
   std::map<std::string, std::vector<std::string>> shapes;
+  std::vector<Preset> presets;  // the first that holds for a problem gives its defaults
   bool Supports(const std::string& dtype, const std::string& target) const;
   const Knob* FindKnob(const std::string& name) const;
 };

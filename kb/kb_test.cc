@@ -114,6 +114,25 @@ TEST_CASE("bad KB entries are rejected with the file and field", "[kb]") {
   CHECK(!Kb::Load(BadKb("shapes_expr", NaiveJson("{}", R"(, "pipeline": ["gemm_naive"],
     "shapes": {"A": ["M +"]})")))
              .ok());
+  // Presets: a parsing `when` and values among each named knob's.
+  const std::string knob_t = R"({"T": {"values": [8, 16], "default": 16}})";
+  CHECK(Kb::Load(BadKb("preset", NaiveJson(knob_t, R"(, "presets": [
+    {"when": "K == 64", "knobs": {"T": 8}}])")))
+            .ok());
+  auto preset_value = Kb::Load(BadKb("preset_value", NaiveJson(knob_t, R"(, "presets": [
+    {"when": "K == 64", "knobs": {"T": 12}}])")));
+  REQUIRE(!preset_value.ok());
+  CHECK(std::string(preset_value.status().message()).find("entry 0: T must be one of its values") !=
+        std::string::npos);
+  auto preset_knob = Kb::Load(BadKb("preset_knob", NaiveJson(knob_t, R"(, "presets": [
+    {"when": "K == 64", "knobs": {"T": 8}}, {"when": "1", "knobs": {"Q": 1}}])")));
+  REQUIRE(!preset_knob.ok());
+  CHECK(std::string(preset_knob.status().message()).find("entry 1: no knob Q") !=
+        std::string::npos);
+  CHECK(!Kb::Load(BadKb("preset_expr", NaiveJson(knob_t, R"(, "presets": [
+    {"when": "K ==", "knobs": {"T": 8}}])")))
+             .ok());
+  CHECK(!Kb::Load(BadKb("preset_shape", NaiveJson(knob_t, R"(, "presets": {"when": "1"})"))).ok());
   std::string unknown_tech = NaiveJson("{}");
   unknown_tech.replace(unknown_tech.find("[\"tiling\"]"), 10, "[\"magic\"]");
   auto ut = Kb::Load(BadKb("tech", unknown_tech));

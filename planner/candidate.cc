@@ -38,6 +38,20 @@ Config DefaultConfig(const kb::Template& t) {
   return c;
 }
 
+Config DefaultConfig(const kb::Template& t, const Problem& p) {
+  Config plain = DefaultConfig(t);
+  std::map<std::string, int64_t> env = ExprEnv(p);
+  for (const kb::Preset& preset : t.presets) {
+    // A `when` naming something this problem lacks does not hold for it.
+    auto holds = kb::EvalExpr(preset.when, env);
+    if (!holds.ok() || !*holds) continue;
+    Config c = plain;
+    for (const auto& [name, v] : preset.knobs) c.knobs[name] = v;
+    if (Instantiate(t, c, p).ok()) return c;
+  }
+  return plain;
+}
+
 absl::StatusOr<Instance> Instantiate(const kb::Template& t, const Config& c, const Problem& p) {
   Instance in;
   in.kernel = t.kernel;

@@ -34,7 +34,11 @@ struct Config {
   bool operator==(const Config& o) const = default;
 };
 
+// The template's knob defaults.
 Config DefaultConfig(const kb::Template& t);
+// The defaults for problem `p`: those of the first of the template's presets
+// whose `when` holds for `p` and whose values fit it, else the plain ones.
+Config DefaultConfig(const kb::Template& t, const Problem& p);
 
 struct Instance {
   std::string source, kernel;

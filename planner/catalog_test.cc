@@ -235,8 +235,8 @@ TEST_CASE("every template admitted at the H200 job shapes compiles for sm_90a", 
     int admitted = 0;
     for (const kb::Template* t : TheKb().ForFamily(j.family)) {
       if (!t->Supports(p->dtype, "sm_90a")) continue;
-      auto inst = Instantiate(*t, DefaultConfig(*t), *p);
-      if (!inst.ok()) continue;  // the planner skips it too
+      auto inst = Instantiate(*t, DefaultConfig(*t, *p), *p);  // where the planner opens it
+      if (!inst.ok()) continue;                                // the planner skips it too
       INFO(t->id << " on " << Describe(*p));
       auto req = worker::ParseCandidatePayload(Payload(*inst, *inst, *p, "sm_90a").dump());
       REQUIRE(req.ok());

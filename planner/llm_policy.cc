@@ -83,9 +83,11 @@ std::string LlmPolicy::Prompt(const std::vector<Step>& t) const {
     }
   }
   if (base) {
-    auto inst = Instantiate(
-        *base, best && best->config.template_id == base->id ? best->config : DefaultConfig(*base),
-        problem_);
+    auto inst =
+        Instantiate(*base,
+                    best && best->config.template_id == base->id ? best->config
+                                                                 : DefaultConfig(*base, problem_),
+                    problem_);
     absl::StrAppend(&p, "\n# Kernel to improve (template ", base->id, ")\nTensor names, dims and ",
                     "constants must stay as they are.\n```python\n",
                     inst.ok() ? inst->source : base->source,
@@ -175,7 +177,7 @@ std::optional<Proposal> LlmPolicy::Next(const std::vector<Step>& t) {
       if (s.outcome == "ok" && (!best || s.ratio > best->ratio)) best = &s;
     }
     Proposal prop;
-    prop.config = best ? best->config : DefaultConfig(*templates_.front());
+    prop.config = best ? best->config : DefaultConfig(*templates_.front(), problem_);
     prop.config.template_id = prop.config.template_id;
     prop.action = "llm";
     prop.parent_id = best ? best->candidate_id : "";

@@ -208,7 +208,7 @@ absl::Status Planner::RunJob(const std::string& job_id) {
   const kb::Template* base_tmpl = nullptr;
   for (const auto* t : kb_.ForFamily(p.family)) {
     if (t->baseline) base_tmpl = t;
-    if (t->Supports(p.dtype, target) && Instantiate(*t, DefaultConfig(*t), p).ok()) {
+    if (t->Supports(p.dtype, target) && Instantiate(*t, DefaultConfig(*t, p), p).ok()) {
       templates.push_back(t);
     }
   }

@@ -157,7 +157,7 @@ std::optional<Proposal> BuiltinPolicy::Next(const std::vector<Step>& t) {
     }
   }
   for (const auto* tmpl : templates_) {
-    Config c = DefaultConfig(*tmpl);
+    Config c = DefaultConfig(*tmpl, problem_);
     if (!tried.count(c.Key()) && Valid(c)) {
       return Proposal{c, "new_kernel", "", "",
                       absl::StrCat("template ", tmpl->id, ": ", tmpl->summary)};

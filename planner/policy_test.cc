@@ -87,5 +87,28 @@ TEST_CASE("the builtin policy starts from memory, then templates, then knob move
   CHECK(!policy.Next(t).has_value());
 }
 
+TEST_CASE("a template's presets give its starting knobs by shape", "[planner]") {
+  const kb::Template* fa = TheKb().FindTemplate("flash_attention_wgmma_pingpong");
+  REQUIRE(fa != nullptr);
+  auto d64 = *MakeProblem("attention", *ParseShape("attention", "8x16x8192x64"), "bf16", {});
+  auto d128 = *MakeProblem("attention", *ParseShape("attention", "4x32x4096x128"), "bf16", {});
+  // FA3's D64 configuration (three consumer warp groups) where it fits ...
+  Config c64 = DefaultConfig(*fa, d64);
+  CHECK(c64.knobs.at("CWG") == 3);
+  CHECK(c64.knobs.at("STAGES") == 3);
+  CHECK(c64.knobs.at("BN") == 128);
+  // ... the plain defaults at D128, and where the preset's values do not fit
+  // (S = 128 is shorter than three 64-row groups).
+  CHECK(DefaultConfig(*fa, d128) == DefaultConfig(*fa));
+  auto short64 = *MakeProblem("attention", *ParseShape("attention", "1x2x128x64"), "bf16", {});
+  CHECK(DefaultConfig(*fa, short64) == DefaultConfig(*fa));
+  // The policy opens the template with it.
+  BuiltinPolicy policy(&TheKb(), d64, {fa}, {});
+  auto first = policy.Next({});
+  REQUIRE(first.has_value());
+  CHECK(first->action == "new_kernel");
+  CHECK(first->config == c64);
+}
+
 }  // namespace
 }  // namespace argus::planner

@@ -285,6 +285,56 @@ TEST_CASE("fragment math: a fragment carried across iterations is unknown, never
   }
 }
 
+TEST_CASE("a read that a later write of the loop body may feed is unknown, never passed") {
+  // Iteration 0 reads A's tile; the copy at the end of the body makes every
+  // later iteration read B's. The walk meets the read before that write, so
+  // it would prove the stale tag for every iteration: unknown instead.
+  const std::string stale = R"(@kernel(threads=64)
+def stale(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "M", "K"], Out: Tensor[bf16, "M", "K"],
+          T: const = 32):
+    grid(cdiv(M, T), cdiv(K, T))
+    r0, c0 = block_id(0) * T, block_id(1) * T
+    s = shared(bf16, (T, T))
+    copy(A.tile((T, T), (block_id(0), block_id(1))), s, thread_layout((8, 8)))
+    barrier()
+    for it in range(2):
+        assert_tag(s, lambda i, j: A(r0 + i, c0 + j))
+        copy(s, Out.tile((T, T), (block_id(0), block_id(1))), thread_layout((8, 8)))
+        barrier()
+        copy(B.tile((T, T), (block_id(0), block_id(1))), s, thread_layout((8, 8)))
+        barrier()
+)";
+  VerifyOptions opt;
+  opt.dims = {{"M", 256}, {"K", 256}};
+  opt.use_cache = false;
+  auto r = VerifySource("stale.py", stale, {}, opt);
+  REQUIRE(r.ok());
+  INFO(ToText(*r));
+  CHECK(!r->verified());
+  bool said = false;
+  for (const Finding& f : r->findings) {
+    CHECK(f.severity != Severity::kViolation);
+    said |= f.check == "unsupported" && absl::StrContains(f.message, "later in the loop body") &&
+            f.loc.line == 10;
+  }
+  CHECK(said);
+  // The same loop with the refill first is followed: every iteration after
+  // the first reads B's tile, which the assertion now has to say.
+  const std::string refill_first = absl::StrReplaceAll(
+      stale, {{"        assert_tag(s, lambda i, j: A(r0 + i, c0 + j))\n"
+               "        copy(s, Out.tile((T, T), (block_id(0), block_id(1))), thread_layout((8, "
+               "8)))\n        barrier()\n",
+               ""},
+              {"        barrier()\n)",
+               "        barrier()\n        assert_tag(s, lambda i, j: "
+               "B(r0 + i, c0 + j))\n)"}});
+  REQUIRE(refill_first != stale);
+  auto r2 = VerifySource("refill_first.py", refill_first, {}, opt);
+  REQUIRE(r2.ok());
+  INFO(ToText(*r2));
+  CHECK(r2->verified());
+}
+
 TEST_CASE("an unmasked tail is reported when the shape does not divide the tile") {
   // The examples are correct only for shapes the tiles divide; with a
   // symbolic K the verifier must not pass gemm_mma.

@@ -582,6 +582,10 @@ class Engine {
   std::vector<Cand> Candidates(const Event& rd, const std::vector<expr>& L,
                                const std::string& field);
   void CheckRead(const Event& rd);
+  // After the body of loop `loop` is walked: a read in it whose element a
+  // write later in the body may have written in an earlier iteration (its
+  // value and checks were made before the walk reached that write).
+  void CheckLoopCarriedWrites(int loop);
   void CheckAssert(const Op& op);
   void CheckMmaK(const Op& op);
   struct KSide;

@@ -70,12 +70,18 @@ void Engine::FindWrittenTensors() {
 Cand Engine::BuildCand(const Event& w, const std::vector<expr>& L,
                        const std::map<unsigned, expr>& pins, expr extra, bool window,
                        std::vector<expr> bind) {
-  // first instance: pins only, to rename offsets
+  // First instance: the pinned writer variables, the others renamed apart
+  // from the reader's. The element a writer's element index must be to land
+  // on reader coordinate L is solved in that same instance — its offset may
+  // name a free writer variable (a loop filling sub-tile r of a buffer:
+  // offset 64 r), which must be the one the guard and coordinates below
+  // constrain, and bound with them.
   Inst in = MakeInst(pins);
-  std::map<unsigned, expr> pins2 = pins;
+  std::map<unsigned, expr> pins2;
+  for (unsigned i = 0; i < in.from.size(); ++i) pins2.emplace(in.from[i].id(), in.to[i]);
   for (size_t j = 0; j < w.elem.size(); ++j) {
     if (j < w.elem_dim.size() && w.elem_dim[j] >= 0)
-      pins2.emplace(w.elem[j].id(), L[w.elem_dim[j]] - Sub(in, w.elem_off[j]));
+      pins2.insert_or_assign(w.elem[j].id(), L[w.elem_dim[j]] - Sub(in, w.elem_off[j]));
   }
   Inst in2 = MakeInst(pins2);
   expr body = Sub(in2, *w.guard) && extra;
@@ -85,10 +91,15 @@ Cand Engine::BuildCand(const Event& w, const std::vector<expr>& L,
   for (const expr& x : w.value.c) c.tag.c.push_back(Sub(in2, x));
   for (int l : w.loops) c.iters.emplace_back(loops_[l].name, Sub(in2, *loops_[l].var));
   if (w.fence_bar) c.fence_bar = Sub(in2, *w.fence_bar);
-  // free writer variables -> exists
+  // free writer variables (renamed, neither pinned nor solved) -> exists
+  std::set<unsigned> solved;
+  for (size_t j = 0; j < w.elem.size(); ++j) {
+    if (j < w.elem_dim.size() && w.elem_dim[j] >= 0) solved.insert(w.elem[j].id());
+  }
   std::set<unsigned> fresh;
   for (unsigned i = 0; i < in2.to.size(); ++i) {
-    if (!pins2.count(in2.from[i].id())) fresh.insert(in2.to[i].id());
+    unsigned id = in2.from[i].id();
+    if (!pins.count(id) && !solved.count(id)) fresh.insert(in2.to[i].id());
   }
   z3::expr_vector bound(c_);
   std::set<unsigned> seen;
@@ -260,6 +271,50 @@ void Engine::CheckRead(const Event& rd) {
           f->cex.actual = "uninitialized";
         },
         none);
+  }
+}
+
+void Engine::CheckLoopCarriedWrites(int loop) {
+  const LoopInfo& li = loops_[loop];
+  // A buffer whose every write is synchronous and untagged (computed values:
+  // counters, a scan's partial sums) gives its readers no tags, whatever
+  // iteration wrote it, and its readers' `uninitialized_read` needs only some
+  // earlier write: missing a later one can only add a false alarm there.
+  auto matters = [](const Event& w) {
+    return w.async || w.tma || w.is_virtual || !w.field.empty() || w.value.kind != 0;
+  };
+  std::set<int> tagged_allocs;
+  for (const Event& w : events_) {
+    if (w.write && matters(w)) tagged_allocs.insert(w.alloc);
+  }
+  for (size_t r = 0; r < events_.size() && !stopped_; ++r) {
+    const Event& rd = events_[r];
+    if (rd.write || rd.alloc < 0 || rd.pos < li.pos_begin || rd.pos >= li.pos_end) continue;
+    auto at = std::find(rd.loops.begin(), rd.loops.end(), loop);
+    if (at == rd.loops.end()) continue;
+    for (size_t k = 0; k < events_.size(); ++k) {
+      const Event& w = events_[k];
+      if (!w.write || w.alloc != rd.alloc || w.pos <= rd.pos || w.pos >= li.pos_end) continue;
+      if (!matters(w) && !tagged_allocs.count(w.alloc)) continue;
+      // The writer's instance in an earlier iteration of `loop` (the same
+      // iterations of the loops around it) that writes the element read.
+      std::map<unsigned, expr> pins;
+      for (auto o = rd.loops.begin(); o != at; ++o)
+        pins.emplace(loops_[*o].var->id(), *loops_[*o].var);
+      expr kw = Fresh("kw");
+      pins.emplace(li.var->id(), kw);
+      expr earlier = (kw - *li.lo) / I(li.step) < (*li.var - *li.lo) / I(li.step);
+      Cand c = BuildCand(w, rd.coords, pins, earlier, false, {kw});
+      auto res = ProveIn(!(*rd.guard && c.excl));
+      if (res.ok() && res->verdict == Verdict::kProved) continue;
+      Unsupported(
+          *rd.op,
+          absl::StrCat("a read whose element a write later in the loop body (line ", w.op->loc.line,
+                       ") may have written in an earlier iteration of ", li.name,
+                       " (the walk follows writes in program order; move the write before "
+                       "the read, e.g. refill the other buffer at the top of the body)"));
+      return;
+    }
   }
 }
 
@@ -1341,6 +1396,7 @@ absl::Status Engine::Step(const Op& op) {
       CarryEnd(id, carried);
       ctx_.pop_back();
       loops_[id].pos_end = pos_;
+      CheckLoopCarriedWrites(id);
       pc_ = saved_pc;
       bar_ = bar0 + trip * I(nb);
       commit_ = com0 + trip * I(nc);

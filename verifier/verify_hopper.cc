@@ -744,6 +744,8 @@ std::vector<Cand> Engine::TmaCandidates(const Event& rd, const std::vector<expr>
     }
     return best;
   };
+  bool newest_parallel = true;  // every fill's newest landed round is the reader's iteration
+  expr newest_pc = c_.bool_val(true);
   auto pins_at = [&](const MbOp& w, const expr& n) {
     std::map<unsigned, expr> pins;
     auto vals = NestValues(w, n);
@@ -754,7 +756,14 @@ std::vector<Cand> Engine::TmaCandidates(const Event& rd, const std::vector<expr>
     for (auto it = ws.rbegin(); it != ws.rend(); ++it) {
       const MbOp& w = **it;
       MbOp* cw = cover(w);
-      if (!cw) continue;
+      if (!cw) {
+        newest_parallel = false;
+        continue;
+      }
+      if (d == 0) {
+        newest_parallel = newest_parallel && Parallel(w, *cw);
+        newest_pc = newest_pc && *cw->pc;
+      }
       expr t = Target(*cw, *cw->n_own) - I(d);
       expr m = Inv(w, *cw->index, t);
       auto pins = pins_at(w, m);
@@ -773,6 +782,15 @@ std::vector<Cand> Engine::TmaCandidates(const Event& rd, const std::vector<expr>
         if (r.ok() && r->verdict == Verdict::kProved) return {c};
       }
       out.push_back(c);
+    }
+    if (d == 0 && ws.size() > 1 && out.size() == ws.size() && newest_parallel) {
+      // Several fills of this iteration (a tile loaded in 64-row boxes, one
+      // statement each) that together cover every element the read may
+      // touch: as for one fill, older ones cannot be the value.
+      expr any = c_.bool_val(false);
+      for (const Cand& c : out) any = any || c.excl;
+      auto r = ProveIn(z3::implies(*rd.guard && newest_pc, any));
+      if (r.ok() && r->verdict == Verdict::kProved) return out;
     }
   }
   for (MbOp* wp : ws) {

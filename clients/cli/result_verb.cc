@@ -5,11 +5,14 @@
 // kernel under "best" (see docs/api.md, "Job results"): candidate_id,
 // ratio (speed-up), source, invariants, artifact, metadata. export takes the
 // compiled kernel from the store's artifacts table (ListArtifacts of the best
-// candidate), else from the result's ptx / code_object_b64.
-// A best kernel that is a pipeline (its "pipeline" lists several kernels of
-// the source launched in order over one set of tensors) is listed launch by
-// launch, and exported as one image per launch compiled by the worker's own
-// PrepareGpuRun, with a launcher that allocates the scratch tensors.
+// candidate), else from the result's ptx / code_object_b64, else compiles
+// the source; the launchers (export_text.h) are written from the runner spec
+// of the worker's own PrepareGpuRun — tensors, grid, block, arguments, TMA
+// tensor maps — so they launch what was measured. A best kernel that is a
+// pipeline (its "pipeline" lists several kernels of the source launched in
+// order over one set of tensors) is listed launch by launch, and exported as
+// one image per launch, with a launcher that allocates the scratch tensors;
+// one kernel is a pipeline of one launch.
 // A probe job's result lists each worker's inventory.
 #include <cstdio>
 #include <cstdlib>
@@ -25,14 +28,13 @@
 #include "absl/strings/str_join.h"
 #include "base/flags.h"
 #include "base/logging.h"
+#include "base/status.h"
 #include "clients/cli/commands.h"
 #include "clients/cli/connection.h"
 #include "clients/cli/embedded.h"
 #include "clients/cli/exit_codes.h"
 #include "clients/cli/export_text.h"
 #include "clients/cli/verb_flags.h"
-#include "codegen/dsl_compile.h"
-#include "codegen/kernel_metadata.h"
 #include "gpu_worker/candidate.h"
 #include "nlohmann/json.hpp"
 #include "planner/problems.h"
@@ -193,44 +195,9 @@ void AdoptKernelMetadata(const json& km, json* meta) {
     (*meta)["shared_bytes"] = km["dynamic_shared_bytes"];
 }
 
-struct Compiled {
-  std::string image, file;
-  json metadata;
-};
-
 // The GPU target export compiles for: sm_90a unless `target` is gfx942.
 std::string ExportTarget(const std::string& target) {
   return target == "gfx942" ? target : "sm_90a";
-}
-
-// Compiles a result's best kernel ({"source", "kernel", "constants", "dims"})
-// for `target` (sm_90a when it names no GPU target, e.g. "interp").
-absl::StatusOr<Compiled> CompileBest(const json& best, std::string target) {
-  target = ExportTarget(target);
-  codegen::DslCompileOptions o;
-  o.target = target;
-  o.kernel = best.value("kernel", "");
-  if (best.contains("constants") && best["constants"].is_object()) {
-    for (const auto& [k, v] : best["constants"].items()) {
-      o.consts[k] = v.is_string() ? v.get<std::string>() : v.dump();
-    }
-  }
-  if (best.contains("dims") && best["dims"].is_object()) {
-    for (const auto& [k, v] : best["dims"].items()) {
-      if (v.is_number_integer()) o.dims[k] = v.get<int64_t>();
-    }
-  }
-  auto a = codegen::CompileDslSource(o.kernel + ".py", best["source"].get<std::string>(), o);
-  if (!a.ok()) {
-    return absl::Status(a.status().code(), absl::StrCat("compiling the best kernel for ", target,
-                                                        ": ", a.status().message()));
-  }
-  Compiled c;
-  c.image = target == "sm_90a" ? a->ptx : a->code_object;
-  c.file = target == "sm_90a" ? "kernel.ptx" : "kernel.hsaco";
-  c.metadata = json::parse(codegen::KernelMetadataToJson(a->metadata), nullptr, false);
-  c.metadata["compiled_by"] = "argus export";
-  return c;
 }
 
 // Writes `files` into `out` (created); the paths written.
@@ -254,15 +221,22 @@ std::string ReadAll(const std::filesystem::path& p) {
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
-// A pipeline best kernel: every launch compiled for `target` by the worker's
-// own PrepareGpuRun (the spec a GPU worker measured: the tensors with their
-// scratch buffers, each launch's grid, block and arguments), into a scratch
-// directory first, so a failure leaves `out` untouched. Fills `full` (the
-// metadata.json) and returns the files to write.
-absl::StatusOr<std::vector<std::pair<std::string, std::string>>> PipelineFiles(
-    const json& b, const v1::Job& job, const std::string& target, json* full) {
-  // The runner check names the problem's tensors (the others are scratch);
-  // a result written before the planner recorded it gets the job problem's.
+// The best kernel compiled for `target` by the worker's own PrepareGpuRun
+// (what a GPU worker measured), in a scratch directory: the runner spec with
+// its launches (one kernel is a pipeline of one launch: its "kernel" and
+// "args" become launches[0]), each launch's image and codegen metadata.
+struct CompiledLaunches {
+  json spec;
+  std::vector<std::string> images;
+  std::vector<json> metadata;
+  std::string ext;  // ".ptx" | ".hsaco"
+};
+
+absl::StatusOr<CompiledLaunches> CompileLaunches(const json& b, const v1::Job& job,
+                                                 const std::string& target) {
+  // The runner check names the problem's tensors (a pipeline's others are
+  // scratch); a result written before the planner recorded it gets the job
+  // problem's.
   json check = b.value("check", json());
   if (check.is_null()) {
     auto problem = planner::FromProto(job.spec().problem());
@@ -272,14 +246,16 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> PipelineFiles(
                   {"kernel", b.value("kernel", "")},
                   {"constants", b.value("constants", json::object())},
                   {"dims", b.value("dims", json::object())},
-                  {"pipeline", b["pipeline"]},
                   {"target", target},
                   {"check", check}};
+  const bool pipeline = !PipelineOf(b).empty();
+  if (pipeline) payload["pipeline"] = b["pipeline"];
   if (b.contains("shapes")) payload["shapes"] = b["shapes"];
   auto req = worker::ParseCandidate(payload.dump());
   if (!req.ok()) {
-    return absl::Status(req.status().code(),
-                        absl::StrCat("the best kernel's pipeline: ", req.status().message()));
+    return absl::Status(req.status().code(), absl::StrCat(pipeline ? "the best kernel's pipeline: "
+                                                                   : "the best kernel: ",
+                                                          req.status().message()));
   }
   std::string tmpl = (std::filesystem::temp_directory_path() / "argus-export-XXXXXX").string();
   if (mkdtemp(tmpl.data()) == nullptr)
@@ -296,57 +272,113 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> PipelineFiles(
     return absl::Status(spec.status().code(), absl::StrCat("compiling the best kernel for ", target,
                                                            ": ", spec.status().message()));
   }
-  PipelineText text{*spec, {}, {}};
-  const std::string ext = target == "sm_90a" ? ".ptx" : ".hsaco";
-  std::vector<std::pair<std::string, std::string>> files;
-  json launches = json::array();
-  for (size_t i = 0; i < (*spec)["launches"].size(); ++i) {
-    const json& l = (*spec)["launches"][i];
-    const std::string sym = l["kernel"].value("symbol", "");
-    const std::filesystem::path dir = std::filesystem::path(tmpl) / absl::StrCat("k", i);
-    std::string image = ReadAll(dir / (sym + ext));
-    if (image.empty()) {
-      return absl::InternalError(absl::StrCat("pipeline launch ", i, " (", sym, "): no ", ext,
+  CompiledLaunches c;
+  c.spec = *spec;
+  if (!pipeline) {
+    c.spec["launches"] = json::array({{{"kernel", c.spec["kernel"]}, {"args", c.spec["args"]}}});
+    c.spec.erase("kernel");
+    c.spec.erase("args");
+  }
+  c.ext = target == "sm_90a" ? ".ptx" : ".hsaco";
+  for (size_t i = 0; i < c.spec["launches"].size(); ++i) {
+    const std::string sym = c.spec["launches"][i]["kernel"].value("symbol", "");
+    const std::filesystem::path dir =
+        pipeline ? std::filesystem::path(tmpl) / absl::StrCat("k", i) : std::filesystem::path(tmpl);
+    c.images.push_back(ReadAll(dir / (sym + c.ext)));
+    if (c.images.back().empty()) {
+      return absl::InternalError(absl::StrCat("launch ", i, " (", sym, "): no ", c.ext,
                                               " image was compiled for ", target));
     }
     json km = json::parse(ReadAll(dir / (sym + ".json")), nullptr, false);
-    const std::string file = absl::StrCat("k", i, "_", sym, ext);
-    files.push_back({file, image});
-    text.images.push_back(file);
-    text.params.push_back(km.is_object() ? km.value("params", json::array()) : json::array());
+    c.metadata.push_back(km.is_object() ? km : json::object());
+  }
+  return c;
+}
+
+// The launch plan of `c` with images[i] as launch i's file; "launches",
+// "tensors" and "scratch" for metadata.json into *full.
+absl::StatusOr<LaunchPlan> PlanLaunches(const CompiledLaunches& c,
+                                        const std::vector<std::string>& images, json* full) {
+  std::vector<int> params;
+  for (const json& km : c.metadata)
+    params.push_back(static_cast<int>(km.value("params", json::array()).size()));
+  ASSIGN_OR_RETURN(LaunchPlan plan, MakeLaunchPlan(c.spec, images, params));
+  json launches = json::array();
+  for (size_t i = 0; i < images.size(); ++i) {
+    const json& l = c.spec["launches"][i];
     json launch = {{"index", i},
-                   {"kernel", sym},
-                   {"image", file},
+                   {"kernel", l["kernel"]["symbol"]},
+                   {"image", images[i]},
                    {"grid", l["kernel"]["grid"]},
                    {"block", l["kernel"]["block"]},
                    {"shared_bytes", l["kernel"]["shared_bytes"]},
                    {"args", l["args"]},
-                   {"params", text.params.back()}};
-    if (km.is_object() && km.contains("resources")) launch["resources"] = km["resources"];
+                   {"params", c.metadata[i].value("params", json::array())}};
+    if (c.metadata[i].contains("resources")) launch["resources"] = c.metadata[i]["resources"];
     launches.push_back(launch);
   }
   json tensors = json::array();
-  for (const json& t : (*spec)["tensors"]) {
+  for (const json& t : c.spec["tensors"]) {
     tensors.push_back({{"name", t["name"]},
                        {"dtype", t["dtype"]},
                        {"shape", t["shape"]},
                        {"scratch", t.value("scratch", false)}});
   }
-  (*full)["pipeline"] = true;
-  (*full)["target"] = target;
   (*full)["launches"] = launches;
   (*full)["tensors"] = tensors;
-  (*full)["scratch"] = ScratchTensors(*spec);
+  (*full)["scratch"] = ScratchTensors(plan);
+  return plan;
+}
+
+// A pipeline best kernel: one image per launch, k<i>_<kernel>.<ext>, and the
+// launchers; fills `full` (the metadata.json).
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> PipelineFiles(
+    const json& b, const v1::Job& job, const std::string& target, json* full) {
+  ASSIGN_OR_RETURN(CompiledLaunches c, CompileLaunches(b, job, target));
+  std::vector<std::pair<std::string, std::string>> files;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < c.images.size(); ++i) {
+    names.push_back(absl::StrCat("k", i, "_", c.metadata[i].value("symbol", ""), c.ext));
+    files.push_back({names.back(), c.images[i]});
+  }
+  auto plan = PlanLaunches(c, names, full);
+  if (!plan.ok()) {
+    return absl::Status(plan.status().code(), absl::StrCat("pipeline ", plan.status().message()));
+  }
+  (*full)["pipeline"] = true;
+  (*full)["target"] = target;
   (*full)["constants"] = b.value("constants", json::object());
   (*full)["dims"] = b.value("dims", json::object());
   (*full)["compiled_by"] = "argus export";
-  try {
-    files.push_back({"argus_kernel.h", PipelineLauncherHeader(text)});
-    files.push_back({"launch_torch.py", PipelineTorchSnippet(text)});
-  } catch (const json::exception& e) {  // a spec this export does not understand
-    return absl::InternalError(absl::StrCat("writing the pipeline's launcher: ", e.what()));
-  }
+  files.push_back({"argus_kernel.h", LauncherHeader(*plan)});
+  files.push_back({"launch_torch.py", TorchSnippet(*plan)});
   return files;
+}
+
+// Why the stored image's metadata `meta` (AdoptKernelMetadata's) does not
+// describe the kernel compiled from the source (`km`, codegen's): "" when it
+// does — same symbol, parameters, shared memory and, where stored, geometry.
+std::string Disagreement(const json& meta, const json& km) {
+  if (meta.value("kernel_name", "") != km.value("symbol", ""))
+    return absl::StrCat("the stored image's kernel is ", meta.value("kernel_name", "?"),
+                        ", the source's ", km.value("symbol", "?"));
+  if (meta.value("params", json::array()).size() != km.value("params", json::array()).size())
+    return "the stored image's kernel has other parameters than the source's";
+  if (meta.value("shared_bytes", 0) != km.value("dynamic_shared_bytes", 0))
+    return "the stored image's kernel uses other shared memory than the source's";
+  for (const char* k : {"grid", "block"}) {
+    if (meta.contains(k) && meta[k] != km.value(k, json()))
+      return absl::StrCat("the stored image's ", k, " is not the source's");
+  }
+  return "";
+}
+
+// The tensor-map parameters of a kernel's metadata, "A, B".
+std::string TensorMapParams(const json& meta) {
+  std::vector<std::string> names;
+  for (const json& p : meta.value("params", json::array()))
+    if (p.is_object() && p.value("kind", "") == "tensormap") names.push_back(p.value("name", "?"));
+  return absl::StrJoin(names, ", ");
 }
 
 int Export(const std::string& verb, const std::vector<std::string>& args) {
@@ -355,10 +387,11 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
   FlagSet flags("argus export",
                 "JOB -o DIR\n\nWrites the best kernel of a tune job to DIR: its code object\n"
                 "(kernel.hsaco) or PTX (kernel.ptx), metadata.json, the DSL source, a C++\n"
-                "launcher header (CUDA driver API and HIP) and a Python snippet that loads\n"
-                "and launches it on torch tensors. A pipeline (several launches over one\n"
-                "set of tensors) gets one image per launch (k<i>_<kernel>.ptx/.hsaco), its\n"
-                "scratch tensors in metadata.json, and launchers that run the launches in\n"
+                "launcher header (CUDA driver API and HIP) and a Python snippet that load\n"
+                "and launch it on torch tensors with the grid, block, arguments, TMA tensor\n"
+                "maps and shared memory it was measured with. A pipeline (several launches\n"
+                "over one set of tensors) gets one image per launch (k<i>_<kernel>.ptx/.hsaco),\n"
+                "its scratch tensors in metadata.json, and launchers that run the launches in\n"
                 "order (the Python one allocates the scratch tensors).\n\n"
                 "example: argus export j-0123456789abcdef -o kernels/qkv");
   g.Declare(flags, /*with_json=*/false);
@@ -379,20 +412,21 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
                           job.spec().kind() == v1::JOB_KIND_PROBE ? ": it is a probe job" : "")));
   }
   const json& b = r["best"];
+  const bool has_source = b.contains("source") && b["source"].is_string();
+  const std::string compile_target = ExportTarget(target.empty() ? r.value("target", "") : target);
+  json full = {{"job_id", job.id()}, {"candidate_id", b.value("candidate_id", "")}};
+  if (auto x = Speedup(b)) full["speedup"] = *x;
   if (!PipelineOf(b).empty()) {
     // Several launches: the artifacts table and the result hold one image at
     // most, so every launch is compiled here from the stored source.
-    if (!b.contains("source") || !b["source"].is_string()) {
+    if (!has_source) {
       return ResultFail(
           verb, absl::NotFoundError(absl::StrCat(
                     "job ", job.id(), ": the best kernel is a pipeline of ", PipelineOf(b).size(),
                     " launches but the result has no source "
                     "to compile them from")));
     }
-    json full = {{"job_id", job.id()}, {"candidate_id", b.value("candidate_id", "")}};
-    if (auto x = Speedup(b)) full["speedup"] = *x;
-    auto files =
-        PipelineFiles(b, job, ExportTarget(target.empty() ? r.value("target", "") : target), &full);
+    auto files = PipelineFiles(b, job, compile_target, &full);
     if (!files.ok()) return ResultFail(verb, files.status());
     files->push_back({"metadata.json", full.dump(2) + "\n"});
     files->push_back({"kernel.py", b["source"]});  // checked above
@@ -423,16 +457,7 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
       return ResultFail(verb, absl::DataLossError("the job's code object is not valid base64"));
     }
     image_file = "kernel.hsaco";
-  } else if (b.contains("source") && b["source"].is_string()) {
-    // Nothing compiled was stored (an interpreter job, or a worker that
-    // reports no image): compile the best kernel's own source, constants and
-    // dims for the target, as `argus compile` would.
-    auto compiled = CompileBest(b, target.empty() ? r.value("target", "") : target);
-    if (!compiled.ok()) return ResultFail(verb, compiled.status());
-    image = compiled->image;
-    image_file = compiled->file;
-    AdoptKernelMetadata(compiled->metadata, &meta);
-  } else {
+  } else if (!has_source) {
     return ResultFail(verb,
                       absl::NotFoundError(absl::StrCat(
                           "job ", job.id(), ": the best kernel (", b.value("candidate_id", "?"),
@@ -440,19 +465,63 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
                           "in the result (artifact: ",
                           b.contains("artifact") ? b["artifact"].dump() : "none", ")")));
   }
+  // The launch (tensors, grid, block, arguments, tensor maps) comes from
+  // compiling the source as the worker does, for the stored image's target.
+  absl::StatusOr<CompiledLaunches> compiled =
+      absl::NotFoundError("the result has no source to derive the launch from");
+  if (has_source) {
+    compiled = CompileLaunches(b, job,
+                               image.empty()                ? compile_target
+                               : image_file == "kernel.ptx" ? "sm_90a"
+                                                            : "gfx942");
+  }
+  if (image.empty()) {
+    // Nothing compiled was stored (an interpreter job, or a worker that
+    // reports no image): the image is the one compiled from the source.
+    if (!compiled.ok()) return ResultFail(verb, compiled.status());
+    image = compiled->images[0];
+    image_file = "kernel" + compiled->ext;
+    json km = compiled->metadata[0];
+    km["compiled_by"] = "argus export";
+    AdoptKernelMetadata(km, &meta);
+  }
   std::string kernel = meta.value("kernel_name", b.value("kernel_name", "kernel"));
-  json full = meta;  // the job's keys below win over the artifact's
+  std::string why_not = compiled.ok() ? Disagreement(meta, compiled->metadata[0])
+                                      : std::string(compiled.status().message());
+  full.update(meta);  // the job's keys win over the artifact's
   full["job_id"] = job.id();
   full["candidate_id"] = b.value("candidate_id", "");
   if (auto x = Speedup(b)) full["speedup"] = *x;
   if (!artifact_id.empty()) full["artifact_id"] = artifact_id;
   full["image"] = image_file;
-  std::vector<std::pair<std::string, std::string>> files = {
-      {image_file, image},
-      {"metadata.json", full.dump(2) + "\n"},
-      {"argus_kernel.h", LauncherHeader(kernel, meta, image_file)},
-      {"launch_torch.py", TorchSnippet(kernel, image_file, meta)}};
-  if (b.contains("source") && b["source"].is_string()) files.push_back({"kernel.py", b["source"]});
+  full["artifact"] = image_file;  // codegen's names its cubin, which export does not write
+  full["format"] = image_file == "kernel.ptx" ? "ptx" : "hsaco";
+  std::vector<std::pair<std::string, std::string>> files = {{image_file, image}};
+  if (why_not.empty()) {
+    auto plan = PlanLaunches(*compiled, {image_file}, &full);
+    if (!plan.ok()) return ResultFail(verb, plan.status());
+    files.push_back({"argus_kernel.h", LauncherHeader(*plan)});
+    files.push_back({"launch_torch.py", TorchSnippet(*plan)});
+  } else {
+    // Only the kernel itself: the caller passes grid, block and every
+    // parameter — which it cannot do for a tensor map, whose geometry
+    // comes from the launch.
+    if (std::string maps = TensorMapParams(meta); !maps.empty()) {
+      return ResultFail(verb, absl::FailedPreconditionError(absl::StrCat(
+                                  "launch 0 (", kernel, "): it takes TMA tensor maps (", maps,
+                                  ") whose geometry comes from its launch, which export could "
+                                  "not derive: ",
+                                  why_not)));
+    }
+    std::fprintf(stderr,
+                 "argus export: note: the launcher takes grid, block and every parameter from "
+                 "the caller: %s\n",
+                 why_not.c_str());
+    files.push_back({"argus_kernel.h", KernelOnlyHeader(kernel, meta, image_file)});
+    files.push_back({"launch_torch.py", KernelOnlyTorchSnippet(kernel, image_file, meta)});
+  }
+  files.push_back({"metadata.json", full.dump(2) + "\n"});
+  if (has_source) files.push_back({"kernel.py", b["source"]});
   auto written = WriteFiles(out, files);
   if (!written.ok()) return ResultFail(verb, written.status());
   std::printf("%s\n", absl::StrJoin(*written, "\n").c_str());

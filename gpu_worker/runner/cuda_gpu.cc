@@ -176,16 +176,14 @@ class CudaGpu : public Gpu {
       s.where = "cuTensorMapEncodeTiled";
       return s;
     }
-    int dt = r.elem_bytes == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-             : r.dtype == 2    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                               : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    const uint64_t dims[2] = {r.cols, r.rows};
-    const uint64_t strides[1] = {r.row_bytes};
-    const unsigned box[2] = {r.box_cols, r.box_rows};
+    const TensorMapGeometry& m = r.map;
+    const uint64_t dims[2] = {m.cols, m.rows};
+    const uint64_t strides[1] = {m.row_bytes};
+    const unsigned box[2] = {m.box_cols, m.box_rows};
     const unsigned estr[2] = {1, 1};
     return Check(api_.cuTensorMapEncodeTiled(
-                     out, dt, 2, reinterpret_cast<void*>(r.base), dims, strides, box, estr, 0,
-                     r.swizzle_128b ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+                     out, m.data_type, 2, reinterpret_cast<void*>(r.base), dims, strides, box, estr,
+                     0, m.swizzle_128b ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0),
                  "cuTensorMapEncodeTiled");
   }

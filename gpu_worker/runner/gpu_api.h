@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "gpu_worker/runner/runner_core.h"
+
 namespace argus::runner {
 
 // What a failed call means for the candidate.
@@ -53,15 +55,11 @@ struct DeviceInfo {
   int clock_khz = -1;
 };
 
-// A 2-D TMA tensor map over a row-major tensor: `rows` x `cols` elements,
-// `row_bytes` apart, copied in boxes of box_rows x box_cols.
+// A 2-D TMA tensor map of the tensor at device address `base`
+// (runner_core.h TensorMapOf).
 struct TensorMapRequest {
   uint64_t base = 0;
-  int dtype = 0;  // DType of runner_core.h, as int
-  int elem_bytes = 2;
-  uint64_t rows = 0, cols = 0, row_bytes = 0;
-  unsigned box_rows = 0, box_cols = 0;
-  bool swizzle_128b = false;
+  TensorMapGeometry map;
 };
 
 struct FunctionInfo {

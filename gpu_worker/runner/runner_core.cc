@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "gpu_worker/runner/cuda_types.h"
+
 namespace argus::runner {
 
 using nlohmann::json;
@@ -182,6 +184,28 @@ bool ParseArgs(const json& args, const RunSpec& s, std::vector<ArgSpec>* out, st
 }
 
 }  // namespace
+
+TensorMapGeometry TensorMapOf(const TensorSpec& t, const ArgSpec& a) {
+  TensorMapGeometry g;
+  g.elem_bytes = DTypeSize(t.dtype);
+  g.cols = t.shape.empty() ? 0 : static_cast<uint64_t>(t.shape.back());
+  g.rows = g.cols == 0 ? 0 : static_cast<uint64_t>(t.elements()) / g.cols;
+  g.row_bytes = g.cols * static_cast<uint64_t>(g.elem_bytes);
+  g.box_rows = static_cast<unsigned>(a.box[0]);
+  g.box_cols = static_cast<unsigned>(a.box[1]);
+  g.swizzle_128b = a.swizzle == "128B";
+  if (g.elem_bytes == 4) {
+    g.data_type = cuda::CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    g.data_type_name = "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
+  } else if (t.dtype == DType::kF16) {
+    g.data_type = cuda::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    g.data_type_name = "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
+  } else {
+    g.data_type = cuda::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    g.data_type_name = "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16";
+  }
+  return g;
+}
 
 bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
   try {

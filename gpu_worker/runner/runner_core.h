@@ -140,6 +140,24 @@ struct RunSpec {
   const TensorSpec* Find(const std::string& name) const;
 };
 
+// The TMA tensor map of argument `a` (kTensorMap) over tensor `t`, as the
+// runner encodes it — and `argus export`'s launchers, which take these numbers
+// so that an exported kernel gets the maps it was measured with: 2-D, the
+// tensor seen as rows of its last dim (a rank-3+ [E, K, N] as one [E*K, N]
+// matrix), boxes of box[0] rows x box[1] cols, interleave none, L2 promotion
+// 256B, no OOB fill.
+struct TensorMapGeometry {
+  uint64_t rows = 0, cols = 0, row_bytes = 0;
+  unsigned box_rows = 0, box_cols = 0;
+  int elem_bytes = 0;
+  // CUtensorMapDataType (cuda.h): FLOAT32 for every 4-byte type (i32 too),
+  // FLOAT16, BFLOAT16; data_type_name is its cuda.h name.
+  int data_type = 0;
+  const char* data_type_name = "";
+  bool swizzle_128b = false;
+};
+TensorMapGeometry TensorMapOf(const TensorSpec& t, const ArgSpec& a);
+
 // Parses a spec; on error returns false with a message.
 bool ParseRunSpec(const nlohmann::json& j, RunSpec* spec, std::string* error);
 

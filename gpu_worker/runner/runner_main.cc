@@ -606,17 +606,9 @@ struct Runner {
         // The map lives in device memory; the kernel gets its address. A
         // rank-3+ tensor is seen as rows of its last dim (e.g. [E, K, N]
         // experts' weights as one [E*K, N] matrix).
-        const TensorSpec* ts = spec.Find(a.tensor);
         TensorMapRequest r;
         r.base = DevOf(a.tensor);
-        r.dtype = static_cast<int>(ts->dtype);
-        r.elem_bytes = DTypeSize(ts->dtype);
-        r.cols = static_cast<uint64_t>(ts->shape.back());
-        r.rows = static_cast<uint64_t>(ts->elements()) / r.cols;
-        r.row_bytes = r.cols * r.elem_bytes;
-        r.box_rows = static_cast<unsigned>(a.box[0]);
-        r.box_cols = static_cast<unsigned>(a.box[1]);
-        r.swizzle_128b = a.swizzle == "128B";
+        r.map = TensorMapOf(*spec.Find(a.tensor), a);
         alignas(64) uint8_t map[128] = {};
         if (GpuStatus s = gpu->EncodeTensorMap(r, map); !s.ok()) {
           Outcome("unsupported", "tensor map for " + a.tensor + ": " + s.Message());

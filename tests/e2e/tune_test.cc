@@ -76,6 +76,34 @@ std::string ReadText(const std::string& path) {
   return text.str();
 }
 
+// Writes `result` as job `job`'s, exports it to `out` and returns its
+// metadata.json (the export must succeed).
+json ExportResult(Harness& h, const std::string& job, const json& result, const std::string& out) {
+  REQUIRE(SetResult(h.db(), job, result.dump()));
+  ProcessResult x = h.Cli({"export", job, "-o", out});
+  INFO("export: " << x.stdout_text << x.stderr_text);
+  REQUIRE(x.exit_code == 0);
+  return json::parse(std::ifstream(out + "/metadata.json"), nullptr, false);
+}
+
+// Whether the exported Python snippet in `dir` parses.
+bool SnippetParses(const std::string& dir) {
+  return std::system(("/usr/bin/python3 -c 'import ast,sys; ast.parse(open(sys.argv[1]).read())' " +
+                      dir + "/launch_torch.py")
+                         .c_str()) == 0;
+}
+
+// Whether a program whose main() is `body`, using the exported header in
+// `dir`, compiles against the CUDA driver API header (true where the toolkit
+// is not installed).
+bool HeaderCompiles(const std::string& dir, const std::string& body) {
+  if (!std::filesystem::exists("/usr/local/cuda/include/cuda.h")) return true;
+  std::ofstream(dir + "/use.cc") << "#include \"argus_kernel.h\"\nint main() { " << body << " }\n";
+  return std::system(("c++ -std=c++17 -fsyntax-only -Wall -Werror -I/usr/local/cuda/include " +
+                      dir + "/use.cc")
+                         .c_str()) == 0;
+}
+
 TEST_CASE("argus tune: server + argus-verifier + argus-worker --backend interp finish a GEMM",
           "[e2e][tune]") {
   Harness h;
@@ -240,15 +268,8 @@ def addk(T: Tensor[f32, "N"], Y: Tensor[f32, "N"], Z: Tensor[f32, "N"]):
   CHECK(py.find("(Kernel1, [4,1,1], [64,1,1], [(\"tensor\", \"T\")") != std::string::npos);
   // Both parse: the snippet as Python, the header as C++ against the CUDA
   // driver API header where the toolkit is installed.
-  CHECK(std::system(("/usr/bin/python3 -c 'import ast,sys; ast.parse(open(sys.argv[1]).read())' " +
-                     out + "/launch_torch.py")
-                        .c_str()) == 0);
-  if (std::filesystem::exists("/usr/local/cuda/include/cuda.h")) {
-    std::ofstream(out + "/use.cc") << "#include \"argus_kernel.h\"\nint main() { ArgusPipeline p; "
-                                      "return sizeof(p) > 0 ? 0 : 1; }\n";
-    CHECK(std::system(("c++ -std=c++17 -fsyntax-only -I/usr/local/cuda/include " + out + "/use.cc")
-                          .c_str()) == 0);
-  }
+  CHECK(SnippetParses(out));
+  CHECK(HeaderCompiles(out, "ArgusPipeline p; return sizeof(p) > 0 ? 0 : 1;"));
 
   // gfx942: one AMDGPU code object per launch, each defining its kernel.
   ProcessResult amd = h.Cli({"export", jobs[0], "-o", h.dir() + "/amd", "--target", "gfx942"});
@@ -312,12 +333,8 @@ TEST_CASE("argus export writes the six launches of moe_wgmma", "[e2e][tune]") {
   best["shapes"] = {{"Wg", {e, d, f}}, {"Wu", {e, d, f}}, {"Wd", {e, f, d}}};
   best["check"] = {{"op", "moe"}, {"a", "X"}, {"b", "Wg"},    {"u", "Wu"},
                    {"d", "Wd"},   {"c", "Y"}, {"ids", "Ids"}, {"weights", "Wt"}};
-  REQUIRE(SetResult(h.db(), job, result.dump()));
   const std::string out = h.dir() + "/moe";
-  ProcessResult x = h.Cli({"export", job, "-o", out});
-  INFO("export: " << x.stdout_text << x.stderr_text);
-  REQUIRE(x.exit_code == 0);
-  json meta = json::parse(std::ifstream(out + "/metadata.json"), nullptr, false);
+  json meta = ExportResult(h, job, result, out);
   REQUIRE(meta["launches"].size() == 6);
   for (size_t i = 0; i < 6; ++i) {
     const json& l = meta["launches"][i];
@@ -327,26 +344,81 @@ TEST_CASE("argus export writes the six launches of moe_wgmma", "[e2e][tune]") {
   }
   std::vector<std::string> scratch;
   for (const json& s : meta["scratch"]) scratch.push_back(s["name"]);
-  CHECK(scratch ==
-        std::vector<std::string>{"Cnt", "TileE", "RowTok", "SlotRow", "Live", "Xg", "H", "P"});
-  CHECK(meta["scratch"][5]["shape"] == json({mt * 128, d}));  // Xg: the gathered rows
+  CHECK(scratch == std::vector<std::string>{"Cnt", "TileE", "TileH", "Ord", "RowTok", "SlotRow",
+                                            "Live", "Xg", "H", "P"});
+  CHECK(meta["scratch"][7]["shape"] == json({mt * 128, d}));  // Xg: the gathered rows
   std::string header = ReadText(out + "/argus_kernel.h");
   CHECK(header.find("ArgusTensorMap(t.Wg, 2048ULL, 512ULL, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16") !=
         std::string::npos);  // [E, D, F] as [E*D, F] rows, as the runner encodes it
-  CHECK(header.find("ArgusAllowSharedBytes(k3.fn, k3.kSharedBytes)") != std::string::npos);
-  if (std::filesystem::exists("/usr/local/cuda/include/cuda.h")) {
-    std::ofstream(out + "/use.cc")
-        << "#include \"argus_kernel.h\"\nint main() { ArgusPipeline::Tensors t; "
-           "ArgusPipeline::EncodeTensorMaps(t); return 0; }\n";
-    CHECK(std::system(("c++ -std=c++17 -fsyntax-only -I/usr/local/cuda/include " + out + "/use.cc")
-                          .c_str()) == 0);
-  }
+  // Each kernel allows its own dynamic shared memory when it loads (the GEMMs' is above 48 KiB).
+  CHECK(header.find("ArgusAllowSharedBytes(fn, kSharedBytes);") != std::string::npos);
+  CHECK(meta["launches"][3]["shared_bytes"].get<int>() > 48 * 1024);
+  CHECK(HeaderCompiles(out,
+                       "ArgusPipeline::Tensors t; ArgusPipeline::EncodeTensorMaps(t); return 0;"));
   std::string py = ReadText(out + "/launch_torch.py");
-  CHECK(py.find("(\"tensormap\", {\"box\":[64,64],\"swizzle\":\"128B\",\"tensor\":\"Wg\"})") !=
+  CHECK(py.find("(\"tensormap\", {\"box\":[64,64],\"cols\":512,\"data_type\":9,\"row_bytes\":1024,"
+                "\"rows\":2048,\"swizzle\":\"128B\",\"tensor\":\"Wg\"})") != std::string::npos);
+  CHECK(SnippetParses(out));
+}
+
+// One kernel is a pipeline of one launch: the best Hopper GEMM (TMA loads and
+// stores, ~224 KiB of shared memory) gets a launcher that encodes its three
+// tensor maps as the runner does, allows its shared memory and launches its
+// grid; without the source to derive the tensor maps from, export refuses
+// rather than write a launcher that cannot work.
+TEST_CASE("argus export of one TMA kernel encodes its tensor maps and allows its shared memory",
+          "[e2e][tune]") {
+  Harness h;
+  const std::string job = TuneWithoutServer(h, 1);
+  json result = json::parse(Column(h.db(), "SELECT result_json FROM jobs")[0]);
+  json& best = result["best"];
+  best["kernel"] = "gemm_wgmma_tma_store";
+  best["source"] = ReadText(std::string(ARGUS_SOURCE_DIR) + "/examples/gemm_wgmma_tma_store.py");
+  best["constants"] = json::object();
+  best["dims"] = {{"M", 256}, {"N", 512}, {"K", 384}};
+  best["check"] = {{"op", "gemm"}, {"a", "A"}, {"b", "B"}, {"c", "C"}, {"b_layout", "kn"}};
+  const std::string out = h.dir() + "/gemm";
+  json meta = ExportResult(h, job, result, out);
+  REQUIRE(meta["launches"].size() == 1);
+  const json& l = meta["launches"][0];
+  CHECK(l["image"] == "kernel.ptx");
+  CHECK(l["block"] == json({384, 1, 1}));
+  const int shared = l["shared_bytes"].get<int>();
+  CHECK(shared > 48 * 1024);
+  CHECK(meta["tensors"].size() == 3);
+  std::string header = ReadText(out + "/argus_kernel.h");
+  CHECK(header.find("kSharedBytes = " + std::to_string(shared) + ";") != std::string::npos);
+  CHECK(header.find("ArgusTensorMap(t.A, 256ULL, 384ULL, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, 128, "
+                    "64, 1, &t.tmap0_6);") != std::string::npos);
+  CHECK(header.find("ArgusTensorMap(t.C, 256ULL, 512ULL, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4,") !=
         std::string::npos);
-  CHECK(std::system(("/usr/bin/python3 -c 'import ast,sys; ast.parse(open(sys.argv[1]).read())' " +
-                     out + "/launch_torch.py")
-                        .c_str()) == 0);
+  CHECK(header.find("k0.Launch(" + l["grid"][0].dump() +
+                    ", 1, 1, 384, 1, 1, stream, t.A, t.B, "
+                    "t.C,") != std::string::npos);
+  std::string py = ReadText(out + "/launch_torch.py");
+  CHECK(py.find("(\"tensormap\", {\"box\":[128,64],\"cols\":384,\"data_type\":9,\"row_bytes\":768,"
+                "\"rows\":256,\"swizzle\":\"128B\",\"tensor\":\"A\"})") != std::string::npos);
+  CHECK(SnippetParses(out));
+  CHECK(
+      HeaderCompiles(out,
+                     "ArgusPipeline p; ArgusPipeline::Tensors t; const void* images[] = {nullptr}; "
+                     "p.Load(images); ArgusPipeline::EncodeTensorMaps(t); p.Run(t, nullptr); "
+                     "return 0;"));
+
+  // A stored image whose metadata takes tensor maps, and no source to derive
+  // their geometry from: an error naming the launch, and no directory.
+  json params = meta["params"];
+  best.erase("source");
+  best["ptx"] = ReadText(out + "/kernel.ptx");
+  best["metadata"] = {
+      {"kernel_name", "gemm_wgmma_tma_store"}, {"shared_bytes", shared}, {"params", params}};
+  REQUIRE(SetResult(h.db(), job, result.dump()));
+  ProcessResult refused = h.Cli({"export", job, "-o", h.dir() + "/refused"});
+  INFO(refused.stderr_text);
+  CHECK(refused.exit_code != 0);
+  CHECK(refused.stderr_text.find("launch 0 (gemm_wgmma_tma_store): it takes TMA tensor maps") !=
+        std::string::npos);
+  CHECK(!std::filesystem::exists(h.dir() + "/refused"));
 }
 
 }  // namespace

@@ -237,6 +237,19 @@ BUGS = [
       (FA3_DEF + "@@            assert_tag(vb, lambda i, j: V(hk * S + (t - 1) * BN + i, j))\n", "")],
      "mma_k_mismatch", FA3_DEF + "@@wgmma(o, pa, vb)", ["A column k=", "B row k=", "to_operand", "written at", "in iteration t="],
      FA3_DIMS, "the producer streams the V tiles in reverse: P(t-1), carried into iteration t as the register A operand, meets another tile's V rows"),
+    ("tma_subtile_loop_short", "../tests/verifier/clean/tma_subtile_loop",
+     [("for r in range(BM // 64):  # A in 64-row boxes, one sub-tile of the stage each",
+       "for r in range(BM // 64 - 1):  # one box short: the last 64 rows are never filled")],
+     "uninitialized_read", "a = wgmma_operand(sA[s]", ["found uninitialized", "at (64,"], G,
+     "a loop of 64-row TMA boxes one short of the stage: the second consumer warp group reads rows that no load fills"),
+    ("fa3_pingpong3_q_box_short", FA3,
+     [("EARLY: const = True, CWG: const = 2", "EARLY: const = True, CWG: const = 3"),
+      ("                for r in range(CWG):\n", "                for r in range(CWG - 1):\n"),
+      ("def flash_attention_wgmma_pingpong(@@            mbarrier_arrive_expect_tx(qbar[0], BM * HD * 2)\n",
+       "            mbarrier_arrive_expect_tx(qbar[0], (BM - 64) * HD * 2)\n")],
+     "uninitialized_read", "def flash_attention_wgmma_pingpong(@@wgmma_operand(sQ[0]",
+     ["found uninitialized"],
+     FA3_DIMS, "three consumer warp groups, but the producer loads only two of the three 64-row Q boxes (and announces their bytes): the third group's S = Q K^T reads rows of sQ that nothing fills"),
 ]
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -1,6 +1,6 @@
 # verifier-bug: three consumer warp groups (CWG = 3) but K stages that count two releases per phase: a stage goes back to the producer before the third group's S(t) has read it
 # seeded into examples/flash_attention_wgmma.py
-# expect: mbarrier_count line 189
+# expect: mbarrier_count line 185
 # cex: expects 2 arrivals per phase
 # cex: brings 3
 # dims: RQ=4096,RKV=4096,BH=8,S=512
@@ -140,16 +140,12 @@ def flash_attention_wgmma_pingpong(Q: Tensor[bf16, "RQ", HD], K: Tensor[bf16, "R
         setmaxnreg(24 + (CWG - 2) * 8)
         if thread_id() == 0:
             mbarrier_arrive_expect_tx(qbar[0], BM * HD * 2)
-            # 64-row boxes, as q0 is a multiple of 64 but not always of BM; one statement per
-            # box (the verifier does not follow a TMA load into a sub-tile whose offset moves
-            # with a loop variable).
+            # 64-row boxes, as q0 is a multiple of 64 but not always of BM: box r of column
+            # block c into rows 64 r of sQ[c].
             qr = (h * S + q0) // 64
             for c in range(KD):
-                tma_load(Q.tile((64, 64), (qr, c)), sQ[c].tile((64, 64), (0, 0)), qbar[0])
-                tma_load(Q.tile((64, 64), (qr + 1, c)), sQ[c].tile((64, 64), (1, 0)), qbar[0])
-                if CWG > 2:
-                    tma_load(Q.tile((64, 64), (qr + 2, c)), sQ[c].tile((64, 64), (2, 0)),
-                             qbar[0])
+                for r in range(CWG):
+                    tma_load(Q.tile((64, 64), (qr + r, c)), sQ[c].tile((64, 64), (r, 0)), qbar[0])
             for t in range(nkv):
                 s = t % STAGES
                 mbarrier_wait(kempty[s], (t // STAGES + 1) % 2)

@@ -1,6 +1,6 @@
 # verifier-bug: the softmax reads S(t) with no wgmma_wait covering its wgmma (the wait(1) after the two commits is gone)
 # seeded into examples/flash_attention_wgmma.py
-# expect: wgmma_read_before_wait line 354
+# expect: wgmma_read_before_wait line 350
 # cex: expected wgmma group
 # cex: known complete
 # dims: RQ=4096,RKV=4096,BH=8,S=512
@@ -140,16 +140,12 @@ def flash_attention_wgmma_pingpong(Q: Tensor[bf16, "RQ", HD], K: Tensor[bf16, "R
         setmaxnreg(24 + (CWG - 2) * 8)
         if thread_id() == 0:
             mbarrier_arrive_expect_tx(qbar[0], BM * HD * 2)
-            # 64-row boxes, as q0 is a multiple of 64 but not always of BM; one statement per
-            # box (the verifier does not follow a TMA load into a sub-tile whose offset moves
-            # with a loop variable).
+            # 64-row boxes, as q0 is a multiple of 64 but not always of BM: box r of column
+            # block c into rows 64 r of sQ[c].
             qr = (h * S + q0) // 64
             for c in range(KD):
-                tma_load(Q.tile((64, 64), (qr, c)), sQ[c].tile((64, 64), (0, 0)), qbar[0])
-                tma_load(Q.tile((64, 64), (qr + 1, c)), sQ[c].tile((64, 64), (1, 0)), qbar[0])
-                if CWG > 2:
-                    tma_load(Q.tile((64, 64), (qr + 2, c)), sQ[c].tile((64, 64), (2, 0)),
-                             qbar[0])
+                for r in range(CWG):
+                    tma_load(Q.tile((64, 64), (qr + r, c)), sQ[c].tile((64, 64), (r, 0)), qbar[0])
             for t in range(nkv):
                 s = t % STAGES
                 mbarrier_wait(kempty[s], (t // STAGES + 1) % 2)
