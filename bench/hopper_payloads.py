@@ -26,6 +26,9 @@ PERF = {"warmup": 10, "reps": 30}
 ROUNDS = dict(PERF, rounds=5)  # ours and cuBLAS timed alternately, 5 times each (runner_core.h)
 ATTN_TIMING = {"warmup": 1, "reps": 2}  # the scalar DSL kernel takes ~1 s a launch at these shapes
 ATTN = {"op": "attention", "a": "Q", "b": "K", "d": "V", "c": "O"}
+SPLITK_GEMM = ("examples/gemm_wgmma_splitk.py", "gemm_splitk_tail")
+# Sources whose kernels run as a pipeline over one set of tensors (the payload's "pipeline").
+PIPELINES = {SPLITK_GEMM[0]: ["gemm_splitk_dp", "gemm_splitk_tail"]}
 FA = ("examples/flash_attention.py", "flash_attention")
 # issue 7's attention shapes, B*H folded into BH (the kernel has no GQA / batch split). Only the
 # D64 shape: at HD=128 the example does not compile (its thread_layout vec = HD // 4 = 32 > 16).
@@ -95,6 +98,21 @@ def cases():
                           "tn192": {"BN": "192", "EBUFS": "4"}}.items():
         for s, dims in SHAPES.items():
             out[f"r{short}-{s}"] = tstore + (consts, dims, ROUNDS)
+    # SK: the split-K tail (examples/gemm_wgmma_splitk.py, a pipeline of two launches): the
+    # TILES // 132 * 132 data-parallel tiles as in te4s3, then the tail tiles in SPLITK units of
+    # K / 64 / SPLITK k-steps each, added into C with TMA reduce-add stores. Critical path in tile
+    # times (128 x 256 tiles): 4096 x 14336: 13 + 76 * SPLITK units over 132 blocks (SPLITK 4:
+    # 13.75, 8: 13.625) against 14; 8192^3: 15 + 68 * SPLITK units (8: 15.625, 16: 15.5625)
+    # against 16; 4096^3: 3 + 116 * SPLITK units (16: 3.94) against 4.
+    for split in (4, 8, 16):
+        # e4s3s128: SMS = 128 divides 4096 x 14336's 1792 tiles: no tail, the second launch
+        # has nothing to do; against best-4kx14k it prices the launch boundary.
+        for short, consts in {"": {}, "e4s3": {"EBUFS": "4", "STAGES": "3"},
+                              "e4s3s128": {"EBUFS": "4", "STAGES": "3", "SMS": "128"}}.items():
+            for s, dims in SHAPES.items():
+                out[f"sk{split}{short}-{s}"] = SPLITK_GEMM + (dict(consts, SPLITK=str(split)),
+                                                              dims, ROUNDS)
+    out["sk2-small"] = SPLITK_GEMM + ({"SPLITK": "2", "SMS": "3"}, SMALL, QUICK)
     for name, (consts, dims, causal) in ATTN_SHAPES.items():
         out[name] = FA + (consts, dims, ATTN_TIMING, dict(ATTN, causal=causal), "torch_sdpa")
     extra = os.environ.get("ARGUS_HOPPER_EXTRA", "")
@@ -121,6 +139,8 @@ def main():
         p = {"source": src, "kernel": k, "target": "sm_90a", "check": check, "constants": consts,
              "dims": dims, "baseline": baseline, "timeout_s": 20 if check is not GEMM else 10,
              "timing": timing}
+        if f in PIPELINES:
+            p["pipeline"] = PIPELINES[f]
         with open(os.path.join(dst, name + ".json"), "w") as fh:
             json.dump(p, fh, indent=1)
 

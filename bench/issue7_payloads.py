@@ -13,6 +13,9 @@ usage:
                                                 BUNDLE/ROW.CASE/verify.json beside the prepared
                                                 case (BUNDLE = DIR's parent)
   bench/issue7_payloads.py --rows               prints ROWS as JSON (the device table reads it)
+Environment: ISSUE7_ROWS=gemm-4k,gemm-8k keeps only those rows (e.g. a GEMM-only bundle:
+ISSUE7_ROWS=gemm-4k,gemm-8k,gemm-4kx14k bench/issue7_bundle.sh build OUT); ISSUE7_CASES=best-4k,...
+keeps only those candidates of them.
 """
 import json
 import os
@@ -28,10 +31,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROWS = [
     ("gemm-4k", "GEMM 4096^3 bf16 vs cuBLAS", 1.00, 3,
      [("hopper", "best-4k"), ("hopper", "te4s3-4k")]),
+    # sk4e4s3: the split-K tail (examples/gemm_wgmma_splitk.py, two launches; SPLITK 4, EBUFS 4,
+    # STAGES 3, 132 blocks), the best of the split variants that docs/perf.md "SK" measured (the
+    # others, sk16-4k, sk8e4s3-*, sk16e4s3-4kx14k, sk8-4kx14k, sk4e4s3s128-4kx14k, were in these
+    # rows for those runs; bench/hopper_bundle.sh builds any of them by name).
     ("gemm-8k", "GEMM 8192^3 bf16 vs cuBLAS", 1.00, 3,
-     [("hopper", "best-8k"), ("hopper", "rtn192-8k")]),
+     [("hopper", "best-8k"), ("hopper", "rtn192-8k"), ("hopper", "sk4e4s3-8k")]),
     ("gemm-4kx14k", "GEMM 4096x14336x4096 bf16 vs cuBLAS", 1.00, 3,
-     [("hopper", "best-4kx14k"), ("hopper", "rtn320-4kx14k")]),
+     [("hopper", "best-4kx14k"), ("hopper", "rtn320-4kx14k"), ("hopper", "sk4e4s3-4kx14k")]),
     ("attn-d128", "attention B4 H32 S4096 D128 vs cuDNN SDPA", 1.00, 1,
      [("attention", "p-d128-bn128-s2-n"), ("attention", "d128-bq128-n")]),
     ("attn-d128-causal", "attention B4 H32 S4096 D128 causal vs cuDNN SDPA", 1.00, 1,
@@ -46,10 +53,29 @@ ROWS = [
 ]
 
 
+def selected_rows():
+    """ROWS, or those named in $ISSUE7_ROWS (comma-separated row ids) when it is set, each with
+    only the candidates named in $ISSUE7_CASES (comma-separated case names) when that is set."""
+    rows_env = [r for r in os.environ.get("ISSUE7_ROWS", "").split(",") if r]
+    cases_env = [c for c in os.environ.get("ISSUE7_CASES", "").split(",") if c]
+    unknown = set(rows_env) - {r[0] for r in ROWS}
+    unknown |= set(cases_env) - {c for r in ROWS for _, c in r[4]}
+    if unknown:
+        sys.exit(f"ISSUE7_ROWS / ISSUE7_CASES name no row or case {sorted(unknown)}")
+    out = []
+    for row, what, target, rounds, cands in ROWS:
+        if rows_env and row not in rows_env:
+            continue
+        keep = [(f, c) for f, c in cands if not cases_env or c in cases_env]
+        if keep:
+            out.append((row, what, target, rounds, keep))
+    return out
+
+
 def write_payloads(dst):
     os.makedirs(dst, exist_ok=True)
     wanted = {}  # family -> {case: [row ids]}
-    for row, _, _, _, cands in ROWS:
+    for row, _, _, _, cands in selected_rows():
         for fam, case in cands:
             wanted.setdefault(fam, {}).setdefault(case, []).append(row)
     for fam, cases in wanted.items():
@@ -106,7 +132,7 @@ def main():
     if sys.argv[1:2] == ["--rows"]:
         print(json.dumps([{"row": r, "what": w, "target": t, "rounds": n,
                            "cases": [f"{r}.{c}" for _, c in cands]}
-                          for r, w, t, n, cands in ROWS]))
+                          for r, w, t, n, cands in selected_rows()]))
     elif sys.argv[1:2] == ["--verify"]:
         verify_payloads(sys.argv[2], sys.argv[3])
     else:

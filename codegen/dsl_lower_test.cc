@@ -55,6 +55,8 @@ const Case kCases[] = {
     {"gemm_wgmma_persistent.py", "gemm_wgmma_persistent", "sm_90a"},
     {"gemm_wgmma_pingpong.py", "gemm_wgmma_pingpong", "sm_90a"},
     {"gemm_wgmma_tma_store.py", "gemm_wgmma_tma_store", "sm_90a"},
+    {"gemm_wgmma_splitk.py", "gemm_splitk_dp", "sm_90a"},
+    {"gemm_wgmma_splitk.py", "gemm_splitk_tail", "sm_90a"},
     {"flash_attention_wgmma.py", "flash_attention_wgmma", "sm_90a"},
     {"flash_attention_wgmma.py", "flash_attention_wgmma_pingpong", "sm_90a"},
     {"flash_attention_wgmma_persistent.py", "flash_attention_wgmma_persistent", "sm_90a"},
@@ -365,6 +367,24 @@ TEST_CASE("Hopper GEMM with the TMA-store epilogue: bulk stores, named barriers"
   if (FindPtxas()) {
     CHECK(a.metadata.resources.spill_stores == 0);
     CHECK(a.metadata.resources.spill_loads == 0);
+  }
+}
+
+TEST_CASE("split-K tail GEMM: TMA reduce-add stores in the tail launch only", "[lower]") {
+  const char* kAdd = "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group";
+  DslArtifacts tail = MustCompile(Example("gemm_wgmma_splitk.py"), "gemm_splitk_tail", "sm_90a");
+  CHECK(Has(tail.ptx, kAdd));
+  CHECK(!Has(tail.ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"));
+  DslArtifacts dp = MustCompile(Example("gemm_wgmma_splitk.py"), "gemm_splitk_dp", "sm_90a");
+  CHECK(!Has(dp.ptx, kAdd));
+  CHECK(Has(dp.ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"));
+  CHECK((Has(dp.ptx, "st.global.f32") || Has(dp.ptx, "st.global.u32")));  // the tail zeros
+  for (const DslArtifacts* a : {&tail, &dp}) {
+    CHECK(a->metadata.dynamic_shared_bytes <= 232448);
+    if (FindPtxas()) {  // ptxas assembled it (MustCompile): the reduce form is valid sm_90a
+      CHECK(a->metadata.resources.spill_stores == 0);
+      CHECK(a->metadata.resources.spill_loads == 0);
+    }
   }
 }
 

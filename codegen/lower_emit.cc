@@ -1656,7 +1656,7 @@ absl::Status Emitter::Epilogue(const ir::Op& op) {
       RETURN_IF_ERROR(TmaOperands(op, op.operands[0], &src, &tmap));
       Value* c0 = b_.CreateMul(Get(op.operands[3]), C32(op.ints[2]));
       Value* c1 = b_.CreateMul(Get(op.operands[2]), C32(op.ints[1]));
-      hopper::TmaStore2d(b_, tmap, c0, c1, src);
+      hopper::TmaStore2d(b_, tmap, c0, c1, src, op.sub != 0);
       return absl::OkStatus();
     }
     case OpCode::kTmaStoreCommit:

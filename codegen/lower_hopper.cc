@@ -64,10 +64,13 @@ void TmaLoad2d(IRBuilder<>& b, Value* dst, Value* tmap, Value* c0, Value* c1, Va
       "r,l,r,r,r", {dst, tmap, c0, c1, bar});
 }
 
-void TmaStore2d(IRBuilder<>& b, Value* tmap, Value* c0, Value* c1, Value* src) {
+void TmaStore2d(IRBuilder<>& b, Value* tmap, Value* c0, Value* c1, Value* src, bool add) {
+  // The reduction's element type (f32) comes from the tensor map.
   Asm(b, b.getVoidTy(),
-      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];", "l,r,r,r",
-      {tmap, c0, c1, src});
+      add ? "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [$0, {$1, "
+            "$2}], [$3];"
+          : "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
+      "l,r,r,r", {tmap, c0, c1, src});
 }
 
 void BulkCommit(IRBuilder<>& b) { Asm(b, b.getVoidTy(), "cp.async.bulk.commit_group;", "", {}); }

@@ -29,9 +29,10 @@ void TmaLoad2d(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* tmap, llvm::
                llvm::Value* c1, llvm::Value* bar);
 // The TMA store epilogue: cp.async.bulk.tensor.2d global <- shared in the
 // thread's bulk async-group, its commit, and the wait until at most `n` of
-// the thread's groups still read shared memory (.read).
+// the thread's groups still read shared memory (.read). `add`: the reduce form
+// (cp.reduce.async.bulk.tensor ... .add.tile), adding into global memory.
 void TmaStore2d(llvm::IRBuilder<>& b, llvm::Value* tmap, llvm::Value* c0, llvm::Value* c1,
-                llvm::Value* src);
+                llvm::Value* src, bool add);
 void BulkCommit(llvm::IRBuilder<>& b);
 void BulkWaitRead(llvm::IRBuilder<>& b, int n);
 // bar.sync id, threads: a named barrier for `threads` threads (a warp group).

@@ -2760,14 +2760,30 @@ absl::StatusOr<std::optional<Val>> FnLowering::EpilogueBuiltin(const std::string
   if (name == "tma_store") {
     RETURN_IF_ERROR(RequireKernel(loc, "tma_store()"));
     RETURN_IF_ERROR(RequireHopper(loc, name));
-    ASSIGN_OR_RETURN(auto a, BindArgs(e, name, {"src", "dst"}));
+    ASSIGN_OR_RETURN(auto a, BindArgs(e, name, {"src", "dst", "reduce?"}));
+    // reduce="add": the copy engine adds the tile into the destination
+    // (cp.reduce.async.bulk.tensor ... .add), for f32 partial sums (split-K).
+    uint8_t reduce = 0;
+    if (a[2]) {
+      ASSIGN_OR_RETURN(std::string r, ConstStr(*a[2], "reduce="));
+      if (r != "add")
+        return Err(a[2]->loc, absl::StrCat("unknown tma_store reduction '", r, "'"),
+                   "the one reduction is reduce=\"add\" (f32 partial sums)");
+      reduce = 1;
+    }
     ASSIGN_OR_RETURN(Val sv, Eval(*a[0]));
     ASSIGN_OR_RETURN(int src, ViewVar(sv, a[0]->loc, "tma_store source"));
     ASSIGN_OR_RETURN(TmaTile tt, TmaTensorTile(*a[1], "tma_store's destination",
                                                "write tma_store(sC[b], C.tile((64, 32), (i, j)))"));
     RETURN_IF_ERROR(
         TmaSharedSide(tt, src, a[0]->loc, "tma_store source", "store the sub-tile first"));
+    if (reduce && TypeOf(tt.view).dtype != DType::kF32)
+      return Err(a[1]->loc,
+                 absl::StrCat("tma_store(reduce=\"add\") adds into f32 tensors only, found ",
+                              TypeOf(tt.view).ToString()),
+                 "accumulate partial sums in an f32 output (cast afterwards)");
     ir::Op& op = Emit(OpCode::kTmaStore, loc, -1, {src, tt.view, tt.coord0, tt.coord1});
+    op.sub = reduce;
     op.ints = {tt.tensor, tt.box0, tt.box1};
     return Val::None(loc);
   }

@@ -1762,7 +1762,9 @@ absl::Status Machine::CheckTmaShared(const Thread& t, const ir::Op* op, const Vi
 // The copy engine reads the shared tile some time before the tma_store_wait
 // that covers it: the interpreter reads it at the issue (a tile not yet fully
 // written — a missing warpgroup_barrier — stores stale data) and reports any
-// write to it until that wait (a buffer reused too early).
+// write to it until that wait (a buffer reused too early). reduce="add"
+// (f32, the checker's rule) adds each element into the destination, rounded to
+// f32 once, as the copy engine's reduction does.
 absl::Status Machine::TmaStore(Thread& t, const Insn& in) {
   const ir::Op& op = *in.op;
   const View& src = t.views[view_slot_[op.operands[0]]];
@@ -1780,7 +1782,9 @@ absl::Status Machine::TmaStore(Thread& t, const Insn& in) {
       int64_t idx[2] = {i, j}, ps, pd;
       RETURN_IF_ERROR(Access(t, &op, src, idx, 2, &ps));
       RETURN_IF_ERROR(Access(t, &op, dst, idx, 2, &pd));
-      dst.buf->data[pd] = Convert(b.data[ps], b.dt, dst.buf->dt);
+      Slot v = Convert(b.data[ps], b.dt, dst.buf->dt);
+      if (op.sub) v.f = ConvertToFloat(DType::kF32, dst.buf->data[pd].f + v.f);  // reduce="add"
+      dst.buf->data[pd] = v;
       b.bulk_readers[ps]++;
       b.bulk_line[ps] = op.loc.line;
       br.phys.push_back(ps);

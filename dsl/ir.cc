@@ -246,6 +246,8 @@ const char* SubName(const Op& op) {
     case OpCode::kWarpReduce:
     case OpCode::kBlockReduce:
       return kRed[op.sub];
+    case OpCode::kTmaStore:
+      return op.sub ? "add" : nullptr;
     default:
       return nullptr;
   }

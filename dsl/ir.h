@@ -167,7 +167,8 @@ enum class OpCode : uint8_t {
   kWgmmaCommit,       // warp-group collective
   kWgmmaWait,         // ints [groups allowed in flight]; warp-group collective
   kTmaStore,          // operands [src view (shared), dst view (global tile), coord0, coord1];
-                      // ints [tensor param index, box0, box1]; coords are tile indices
+                      // ints [tensor param index, box0, box1]; coords are tile indices;
+                      // sub 1: reduce="add" (cp.reduce.async.bulk.tensor ... .add), f32 only
   kTmaStoreCommit,    // cp.async.bulk.commit_group (the issuing thread's bulk stores)
   kTmaStoreWait,      // ints [groups allowed in flight]: cp.async.bulk.wait_group.read
   kWarpgroupBarrier,  // bar.sync 1 + warpgroup_id(), 128: the executing warp group only

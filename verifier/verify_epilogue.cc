@@ -20,8 +20,11 @@
 // - proxy_fence / bulk_store_unordered: fence_proxy_async() after the
 //   fragment stores and a warp-group barrier after it, before the store;
 // - bulk_store_drain: tma_store_wait(0) after the loop in every storing thread.
-// Anything else is `unsupported`. Not checked: which global tile the
-// accumulator's elements go to (the tags of the stored values).
+// Anything else is `unsupported`. The reduce form (tma_store(..., reduce="add"),
+// op.sub == 1) is checked exactly like the plain store: its data flow into the
+// tile is the same; that the adds of all blocks into one tile cover K once and
+// land on zeros is global memory across blocks and launches, not modeled here
+// (docs/verifier.md).
 #include <map>
 #include <set>
 #include <string>
