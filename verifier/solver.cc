@@ -1,6 +1,9 @@
 #include "verifier/solver.h"
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 
@@ -19,6 +22,51 @@ const char* VerdictName(Verdict v) {
 }
 
 Solver::Solver(unsigned timeout_ms) : timeout_ms_(timeout_ms) {}
+
+namespace {
+
+// Interrupts the context's running check after `ms`, unless it finished.
+// Z3's own "timeout" parameter runs on its scoped_timer thread pool, which can
+// deadlock (Z3 4.8.10 on, Z3Prover/z3#5990): with 1 ms per obligation the
+// service test hung in solver::check for ten minutes. Z3_interrupt acts only
+// while a check runs (the API sets the interrupt handler for the check's
+// duration), so a late interrupt cannot cancel a later query, and an early
+// one is repeated.
+class Watchdog {
+ public:
+  Watchdog(z3::context& ctx, unsigned ms)
+      : thread_([this, &ctx, ms] {
+          std::unique_lock<std::mutex> lock(mu_);
+          auto done = [this] { return done_; };
+          if (cv_.wait_for(lock, std::chrono::milliseconds(ms), done)) return;
+          fired_ = true;
+          // Again until the check returns: an interrupt that lands before the
+          // check has set its handler is lost.
+          do {
+            ctx.interrupt();
+          } while (!cv_.wait_for(lock, std::chrono::milliseconds(5), done));
+        }) {}
+  ~Watchdog() { Stop(); }
+  // Whether it interrupted the check (read after Stop()).
+  bool Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_one();
+    if (thread_.joinable()) thread_.join();
+    return fired_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  bool fired_ = false;
+  std::thread thread_;  // last: starts after the members it uses
+};
+
+}  // namespace
 
 z3::expr Solver::IntVar(const std::string& name, int64_t lo, int64_t hi) {
   z3::expr v = ctx_.int_const(name.c_str());
@@ -43,13 +91,17 @@ absl::StatusOr<ProofResult> Solver::Prove(
   ProofResult result;
   try {
     z3::solver s(ctx_);
-    z3::params p(ctx_);
-    p.set("timeout", timeout_ms_);
-    s.set(p);
     for (const auto& a : assumptions_) s.add(a);
     for (const auto& f : facts) s.add(f);
     s.add(!obligation);
-    switch (s.check()) {
+    z3::check_result checked;
+    bool timed_out = false;
+    {
+      Watchdog watchdog(ctx_, timeout_ms_);
+      checked = s.check();
+      timed_out = watchdog.Stop();
+    }
+    switch (checked) {
       case z3::unsat:
         result.verdict = Verdict::kProved;
         break;
@@ -76,7 +128,7 @@ absl::StatusOr<ProofResult> Solver::Prove(
       }
       case z3::unknown:
         result.verdict = Verdict::kUnknown;
-        result.reason = s.reason_unknown();
+        result.reason = timed_out ? "timeout" : s.reason_unknown();
         break;
     }
   } catch (const z3::exception& e) {
