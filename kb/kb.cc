@@ -193,8 +193,7 @@ absl::StatusOr<Template> ParseTemplate(const fs::path& p) {
       return f.Bad("knobs", absl::StrCat(where, ": values must be ascending and distinct"));
     }
     knob.default_value = k["default"].get<int64_t>();
-    if (std::find(knob.values.begin(), knob.values.end(), knob.default_value) ==
-        knob.values.end()) {
+    if (!knob.Allows(knob.default_value)) {
       return f.Bad("knobs", absl::StrCat(where, ": default ", knob.default_value,
                                          " is not among its values"));
     }
@@ -244,8 +243,7 @@ absl::StatusOr<Template> ParseTemplate(const fs::path& p) {
       for (const auto& [name, v] : e["knobs"].items()) {
         const Knob* knob = t.FindKnob(name);
         if (!knob) return f.Bad("presets", absl::StrCat(where, ": no knob ", name));
-        if (!v.is_number_integer() || std::find(knob->values.begin(), knob->values.end(),
-                                                v.get<int64_t>()) == knob->values.end()) {
+        if (!v.is_number_integer() || !knob->Allows(v.get<int64_t>())) {
           return f.Bad("presets", absl::StrCat(where, ": ", name, " must be one of its values"));
         }
         preset.knobs[name] = v.get<int64_t>();
@@ -281,6 +279,10 @@ absl::StatusOr<std::vector<T>> LoadAll(const fs::path& dir,
 }
 
 }  // namespace
+
+bool Knob::Allows(int64_t v) const {
+  return std::find(values.begin(), values.end(), v) != values.end();
+}
 
 bool Template::Supports(const std::string& dtype, const std::string& target) const {
   return std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end() &&

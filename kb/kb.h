@@ -44,6 +44,7 @@ struct Knob {
   std::string name;
   std::vector<int64_t> values;  // ascending, distinct
   int64_t default_value = 0;
+  bool Allows(int64_t v) const;  // one of `values`
 };
 
 // Knob values that replace the defaults for the problems where `when` (an

@@ -587,6 +587,11 @@ class Engine {
   // value and checks were made before the walk reached that write).
   void CheckLoopCarriedWrites(int loop);
   expr IntBinary(dsl::ir::BinOp op, const expr& a, const expr& b);
+  expr BoolBinary(dsl::ir::BinOp op, const expr& a, const expr& b);
+  // The result of call `call` in function `caller`, whose integer and bool
+  // arguments `scalar_of` gives (unset: unknown); through DeviceCallValue.
+  std::optional<expr> CallValue(const Op& call, const dsl::ir::Function& caller,
+                                const std::function<expr(int)>& scalar_of, int depth);
   // The result of a call of @device function `fn` (unset: unknown).
   std::optional<expr> DeviceCallValue(const dsl::ir::Function& fn,
                                       const std::vector<std::optional<expr>>& args, int depth);

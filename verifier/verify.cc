@@ -79,9 +79,12 @@ Cand Engine::BuildCand(const Event& w, const std::vector<expr>& L,
   Inst in = MakeInst(pins);
   std::map<unsigned, expr> pins2;
   for (unsigned i = 0; i < in.from.size(); ++i) pins2.emplace(in.from[i].id(), in.to[i]);
+  std::set<unsigned> solved;
   for (size_t j = 0; j < w.elem.size(); ++j) {
-    if (j < w.elem_dim.size() && w.elem_dim[j] >= 0)
+    if (j < w.elem_dim.size() && w.elem_dim[j] >= 0) {
       pins2.insert_or_assign(w.elem[j].id(), L[w.elem_dim[j]] - Sub(in, w.elem_off[j]));
+      solved.insert(w.elem[j].id());
+    }
   }
   Inst in2 = MakeInst(pins2);
   expr body = Sub(in2, *w.guard) && extra;
@@ -92,10 +95,6 @@ Cand Engine::BuildCand(const Event& w, const std::vector<expr>& L,
   for (int l : w.loops) c.iters.emplace_back(loops_[l].name, Sub(in2, *loops_[l].var));
   if (w.fence_bar) c.fence_bar = Sub(in2, *w.fence_bar);
   // free writer variables (renamed, neither pinned nor solved) -> exists
-  std::set<unsigned> solved;
-  for (size_t j = 0; j < w.elem.size(); ++j) {
-    if (j < w.elem_dim.size() && w.elem_dim[j] >= 0) solved.insert(w.elem[j].id());
-  }
   std::set<unsigned> fresh;
   for (unsigned i = 0; i < in2.to.size(); ++i) {
     unsigned id = in2.from[i].id();
@@ -274,6 +273,11 @@ void Engine::CheckRead(const Event& rd) {
   }
 }
 
+expr Engine::BoolBinary(dsl::ir::BinOp op, const expr& a, const expr& b) {
+  using dsl::ir::BinOp;
+  return op == BinOp::kAnd ? (a && b) : op == BinOp::kOr ? (a || b) : (a != b);
+}
+
 expr Engine::IntBinary(dsl::ir::BinOp op, const expr& a, const expr& b) {
   using dsl::ir::BinOp;
   auto bv = [&](const expr& x) { return z3::int2bv(32, x); };
@@ -305,6 +309,22 @@ expr Engine::IntBinary(dsl::ir::BinOp op, const expr& a, const expr& b) {
       return z3::bv2int(bv(a) ^ bv(b), false);
   }
   return Fresh("binop");
+}
+
+std::optional<expr> Engine::CallValue(const Op& call, const Function& caller,
+                                      const std::function<expr(int)>& scalar_of, int depth) {
+  if (call.ints.size() != 1 || call.ints[0] < 0 ||
+      call.ints[0] >= static_cast<int64_t>(mod_.functions.size()))
+    return std::nullopt;
+  std::vector<std::optional<expr>> args;
+  for (int x : call.operands) {
+    if (IsIntType(caller.vars[x].type)) {
+      args.push_back(scalar_of(x));
+    } else {
+      args.push_back(std::nullopt);  // a float: no term
+    }
+  }
+  return DeviceCallValue(mod_.functions[call.ints[0]], args, depth);
 }
 
 // A @device function is scalar code that touches no memory (docs/dsl.md):
@@ -367,11 +387,8 @@ std::optional<expr> Engine::DeviceCallValue(const Function& fn,
           break;
         case OpCode::kBinary:
           if (r >= 0 && is_bool(r)) {
-            expr a = as_bool(op.operands[0]), c = as_bool(op.operands[1]);
-            auto bo = static_cast<BinOp>(op.sub);
-            env.insert_or_assign(r, bo == BinOp::kAnd  ? (a && c)
-                                    : bo == BinOp::kOr ? (a || c)
-                                                       : (a != c));
+            env.insert_or_assign(r, BoolBinary(static_cast<BinOp>(op.sub), as_bool(op.operands[0]),
+                                               as_bool(op.operands[1])));
           } else if (r >= 0 && is_int(r)) {
             env.insert_or_assign(r, IntBinary(static_cast<BinOp>(op.sub), as_int(op.operands[0]),
                                               as_int(op.operands[1])));
@@ -407,18 +424,8 @@ std::optional<expr> Engine::DeviceCallValue(const Function& fn,
             env.erase(r);
           break;
         case OpCode::kCall: {
-          std::vector<std::optional<expr>> a;
-          for (int x : op.operands) {
-            if (IsIntType(fn.vars[x].type)) {
-              a.push_back(is_bool(x) ? as_bool(x) : as_int(x));
-            } else {
-              a.push_back(std::nullopt);
-            }
-          }
-          std::optional<expr> v;
-          if (op.ints.size() == 1 && op.ints[0] >= 0 &&
-              op.ints[0] < static_cast<int64_t>(mod_.functions.size()))
-            v = DeviceCallValue(mod_.functions[op.ints[0]], a, depth + 1);
+          std::optional<expr> v = CallValue(
+              op, fn, [&](int x) { return is_bool(x) ? as_bool(x) : as_int(x); }, depth + 1);
           if (r >= 0 && v) {
             env.insert_or_assign(r, *v);
           } else if (r >= 0) {
@@ -429,8 +436,9 @@ std::optional<expr> Engine::DeviceCallValue(const Function& fn,
         case OpCode::kReturn:
           if (!op.operands.empty()) {
             int x = op.operands[0];
-            expr v = is_bool(x) ? as_bool(x) : as_int(x);
-            if (!IsIntType(fn.vars[x].type)) v = Fresh("dret");
+            expr v = !IsIntType(fn.vars[x].type) ? Fresh("dret")
+                     : is_bool(x)                ? as_bool(x)
+                                                 : as_int(x);
             st.ret = st.ret ? z3::ite(st.pc && !st.done, v, *st.ret) : v;
           }
           st.done = st.done || st.pc;
@@ -1002,9 +1010,8 @@ absl::Status Engine::Step(const Op& op) {
         return absl::OkStatus();
       }
       if (f_.vars[op.result].type.dtype == dsl::DType::kBool) {
-        expr a = BoolOf(op.operands[0]), b = BoolOf(op.operands[1]);
-        auto bo = static_cast<BinOp>(op.sub);
-        SetScalar(op.result, bo == BinOp::kAnd ? (a && b) : bo == BinOp::kOr ? (a || b) : (a != b));
+        SetScalar(op.result, BoolBinary(static_cast<BinOp>(op.sub), BoolOf(op.operands[0]),
+                                        BoolOf(op.operands[1])));
         return absl::OkStatus();
       }
       SetScalar(op.result, IntBinary(static_cast<BinOp>(op.sub), IntOf(op.operands[0]),
@@ -1057,21 +1064,10 @@ absl::Status Engine::Step(const Op& op) {
     }
     case OpCode::kCall: {
       if (op.result < 0) return absl::OkStatus();
-      std::vector<std::optional<expr>> args;
-      for (int x : op.operands) {
-        const auto& t = f_.vars[x].type;
-        if (!IsIntType(t)) {
-          args.push_back(std::nullopt);
-        } else if (t.dtype == dsl::DType::kBool) {
-          args.push_back(BoolOf(x));
-        } else {
-          args.push_back(IntOf(x));
-        }
-      }
-      std::optional<expr> v;
-      if (op.ints.size() == 1 && op.ints[0] >= 0 &&
-          op.ints[0] < static_cast<int64_t>(mod_.functions.size()))
-        v = DeviceCallValue(mod_.functions[op.ints[0]], args, 0);
+      std::optional<expr> v = CallValue(
+          op, f_,
+          [&](int x) { return f_.vars[x].type.dtype == dsl::DType::kBool ? BoolOf(x) : IntOf(x); },
+          0);
       if (v && IsIntType(f_.vars[op.result].type)) {
         SetScalar(op.result, *v);
       } else {

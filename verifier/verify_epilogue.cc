@@ -412,13 +412,13 @@ void Engine::CheckPlacement(const Op& store, int stored, const expr& R, const ex
   } else {
     accs.push_back(stored);
   }
+  // The row of A may depend only on the operand row and the loops around the
+  // store (not on K), the column of B likewise.
+  std::set<unsigned> allowed;
+  for (int l : loops) allowed.insert(loops_[l].var->id());
   for (const int acc : accs) {
     auto ta = op_tags_.find({acc, true}), tb = op_tags_.find({acc, false});
     if (ta == op_tags_.end() || tb == op_tags_.end()) continue;  // nothing asserted: not checked
-    // The row of A may depend only on the operand row and the loops around the
-    // store (not on K), the column of B likewise.
-    std::set<unsigned> allowed;
-    for (int l : loops) allowed.insert(loops_[l].var->id());
     bool ok = true;
     for (const auto* ot : {&ta->second, &tb->second}) {
       std::set<unsigned> fv;
@@ -427,8 +427,10 @@ void Engine::CheckPlacement(const Op& store, int stored, const expr& R, const ex
     }
     if (!ok) {
       Unsupported(store,
-                  "the wgmma operand tags' output row / column depend on more than the operand "
-                  "row / column and the loops around the store (tag flow not checked)");
+                  absl::StrCat(store.code == OpCode::kTmaStore ? "TMA-store epilogue: " : "",
+                               "the wgmma operand tags' output row / column depend on more than "
+                               "the operand row / column and the loops around the store (tag "
+                               "flow not checked)"));
       continue;
     }
     auto subst = [&](const OperandTag& ot, const expr& v) {

@@ -774,19 +774,14 @@ std::vector<Cand> Engine::TmaCandidates(const Event& rd, const std::vector<expr>
         for (size_t i = 0; i < w.nest.size(); ++i)
           pins.emplace(loops_[w.nest[i]].var->id(), *loops_[cw->nest[i]].var);
       }
-      Cand c = BuildCand(events_[w.event], L, pins, *cw->pc && Covers(w, *cw->index, t), true, {});
-      if (d == 0 && ws.size() == 1 && Parallel(w, *cw)) {
-        // When this fill covers every element the read may touch, older
-        // fills cannot be the value: leave them out of the queries.
-        auto r = ProveIn(z3::implies(*rd.guard && *cw->pc, c.excl));
-        if (r.ok() && r->verdict == Verdict::kProved) return {c};
-      }
-      out.push_back(c);
+      out.push_back(
+          BuildCand(events_[w.event], L, pins, *cw->pc && Covers(w, *cw->index, t), true, {}));
     }
-    if (d == 0 && ws.size() > 1 && out.size() == ws.size() && newest_parallel) {
-      // Several fills of this iteration (a tile loaded in 64-row boxes, one
-      // statement each) that together cover every element the read may
-      // touch: as for one fill, older ones cannot be the value.
+    if (d == 0 && !out.empty() && out.size() == ws.size() && newest_parallel) {
+      // When the fills of the reader's own iteration (one, or a tile loaded
+      // in 64-row boxes, one statement each) together cover every element
+      // the read may touch, older fills cannot be the value: leave them out
+      // of the queries.
       expr any = c_.bool_val(false);
       for (const Cand& c : out) any = any || c.excl;
       auto r = ProveIn(z3::implies(*rd.guard && newest_pc, any));
