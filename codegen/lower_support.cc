@@ -52,6 +52,10 @@ class SupportPass {
           absl::StrCat("fp8 (e4m3/e5m2) values are not lowered by codegen yet (", t_.arch, ")"),
           "compute in bf16 or f32; the interpreter runs fp8");
     }
+    if (amd && ir::Info(op.code).target == ir::OpTarget::kHopper) {
+      return Lacks(op, absl::StrCat(ir::OpCodeName(op.code), " is a Hopper (sm_90a) operation"),
+                   "write the AMD variant with mfma_* fragments and copy_async");
+    }
     switch (op.code) {
       case OpCode::kFragment:
       case OpCode::kLoadFragment:
@@ -91,27 +95,6 @@ class SupportPass {
         if (f_.vars[op.operands[0]].type.rank() > 2) {
           return LoweringError(m_, op.loc, "codegen lowers copies of rank 1 and 2 only",
                                "copy each 2-D slice");
-        }
-        break;
-      case OpCode::kMbarrier:
-      case OpCode::kMbarArrive:
-      case OpCode::kMbarArriveTx:
-      case OpCode::kMbarWait:
-      case OpCode::kTmaLoad:
-      case OpCode::kFenceProxyAsync:
-      case OpCode::kSetMaxNReg:
-      case OpCode::kWgmmaOperand:
-      case OpCode::kWgmma:
-      case OpCode::kWgmmaCommit:
-      case OpCode::kWgmmaWait:
-      case OpCode::kTmaStore:
-      case OpCode::kTmaStoreCommit:
-      case OpCode::kTmaStoreWait:
-      case OpCode::kWarpgroupBarrier:
-      case OpCode::kNamedBarrier:
-        if (amd) {
-          return Lacks(op, absl::StrCat(ir::OpCodeName(op.code), " is a Hopper (sm_90a) operation"),
-                       "write the AMD variant with mfma_* fragments and copy_async");
         }
         break;
       case OpCode::kHint:

@@ -86,134 +86,54 @@ std::string Layout::ToString() const {
   return s;
 }
 
-const char* OpCodeName(OpCode c) {
-  switch (c) {
-    case OpCode::kConst:
-      return "const";
-    case OpCode::kMov:
-      return "mov";
-    case OpCode::kBinary:
-      return "binary";
-    case OpCode::kUnary:
-      return "unary";
-    case OpCode::kCompare:
-      return "cmp";
-    case OpCode::kSelect:
-      return "select";
-    case OpCode::kCast:
-      return "cast";
-    case OpCode::kMath:
-      return "math";
-    case OpCode::kSpecial:
-      return "special";
-    case OpCode::kAllocShared:
-      return "alloc_shared";
-    case OpCode::kAllocLocal:
-      return "alloc_local";
-    case OpCode::kTile:
-      return "tile";
-    case OpCode::kIndex:
-      return "index";
-    case OpCode::kSlice:
-      return "slice";
-    case OpCode::kTranspose:
-      return "transpose";
-    case OpCode::kReshape:
-      return "reshape";
-    case OpCode::kExtent:
-      return "extent";
-    case OpCode::kLoad:
-      return "load";
-    case OpCode::kStore:
-      return "store";
-    case OpCode::kBufferLoad:
-      return "buffer_load";
-    case OpCode::kCopy:
-      return "copy";
-    case OpCode::kCommitGroup:
-      return "commit_group";
-    case OpCode::kWaitGroup:
-      return "wait_group";
-    case OpCode::kFragment:
+namespace {
+
+using namespace op_trait;  // NOLINT: the table's trait names
+
+constexpr OpInfo kOpInfo[] = {
+#define ARGUS_OP(Code, Spelling, Family, Target, Scope, Traits) \
+  {Spelling, OpFamily::Family, OpTarget::Target, OpScope::Scope, Traits},
+#include "dsl/ops.def"
+#undef ARGUS_OP
+};
+static_assert(sizeof(kOpInfo) / sizeof(kOpInfo[0]) == kNumOpCodes);
+
+}  // namespace
+
+const OpInfo& Info(OpCode c) { return kOpInfo[static_cast<int>(c)]; }
+
+const char* OpCodeName(OpCode c) { return Info(c).spelling; }
+
+const char* OpFamilyName(OpFamily f) {
+  switch (f) {
+    case OpFamily::kScalar:
+      return "scalar";
+    case OpFamily::kView:
+      return "view";
+    case OpFamily::kMemory:
+      return "memory";
+    case OpFamily::kFragment:
       return "fragment";
-    case OpCode::kLoadFragment:
-      return "load_fragment";
-    case OpCode::kMma:
-      return "mma";
-    case OpCode::kStoreFragment:
-      return "store_fragment";
-    case OpCode::kFragEw:
-      return "frag_elementwise";
-    case OpCode::kFragRowReduce:
-      return "frag_row_reduce";
-    case OpCode::kFragCoord:
-      return "frag_coord";
-    case OpCode::kFragRowFill:
-      return "row_fill";
-    case OpCode::kToOperand:
-      return "to_operand";
-    case OpCode::kShfl:
-      return "shfl";
-    case OpCode::kWarpReduce:
-      return "warp_reduce";
-    case OpCode::kBlockReduce:
-      return "block_reduce";
-    case OpCode::kBarrier:
-      return "barrier";
-    case OpCode::kHint:
-      return "hint";
-    case OpCode::kTag:
-      return "tag";
-    case OpCode::kAssertTag:
-      return "assert_tag";
-    case OpCode::kAssertTagEq:
-      return "assert_tag_eq";
-    case OpCode::kResetTags:
-      return "reset_tags";
-    case OpCode::kYield:
-      return "yield";
-    case OpCode::kMbarrier:
+    case OpFamily::kFragmentMath:
+      return "fragment_math";
+    case OpFamily::kMbarrier:
       return "mbarrier";
-    case OpCode::kMbarArrive:
-      return "mbarrier_arrive";
-    case OpCode::kMbarArriveTx:
-      return "mbarrier_arrive_expect_tx";
-    case OpCode::kMbarWait:
-      return "mbarrier_wait";
-    case OpCode::kTmaLoad:
-      return "tma_load";
-    case OpCode::kFenceProxyAsync:
-      return "fence_proxy_async";
-    case OpCode::kSetMaxNReg:
-      return "setmaxnreg";
-    case OpCode::kWgmmaOperand:
-      return "wgmma_operand";
-    case OpCode::kWgmma:
+    case OpFamily::kTma:
+      return "tma";
+    case OpFamily::kWgmma:
       return "wgmma";
-    case OpCode::kWgmmaCommit:
-      return "wgmma_commit";
-    case OpCode::kWgmmaWait:
-      return "wgmma_wait";
-    case OpCode::kTmaStore:
-      return "tma_store";
-    case OpCode::kTmaStoreCommit:
-      return "tma_store_commit";
-    case OpCode::kTmaStoreWait:
-      return "tma_store_wait";
-    case OpCode::kWarpgroupBarrier:
-      return "warpgroup_barrier";
-    case OpCode::kNamedBarrier:
-      return "named_barrier";
-    case OpCode::kCall:
+    case OpFamily::kBarrier:
+      return "barrier";
+    case OpFamily::kCollective:
+      return "collective";
+    case OpFamily::kHint:
+      return "hint";
+    case OpFamily::kTag:
+      return "tag";
+    case OpFamily::kCall:
       return "call";
-    case OpCode::kReturn:
-      return "return";
-    case OpCode::kFor:
-      return "for";
-    case OpCode::kIf:
-      return "if";
-    case OpCode::kWhile:
-      return "while";
+    case OpFamily::kControl:
+      return "control";
   }
   return "?";
 }

@@ -109,95 +109,154 @@ struct SymInt {
 
 // ---- Ops --------------------------------------------------------------------
 
+// The op set (dsl/ops.def holds each op's spelling, family, target, scope and
+// traits; the operand conventions follow).
+//
+// Scalars (result: scalar):
+//   kConst     ints[0] (int types/bool) or fval (floats)
+//   kMov       operands [src]; result may be any type (copies views/fragments too)
+//   kBinary    sub: BinOp; operands [a, b]; both of the result's dtype
+//   kUnary     sub: UnaryOp; operands [a]
+//   kCompare   sub: CmpOp; operands [a, b] (same dtype); result bool
+//   kSelect    operands [cond, a, b]
+//   kCast      operands [a]; result dtype
+//   kMath      sub: MathOp; operands [a] (or [a, b] for min/max)
+//   kSpecial   sub: SpecialOp (thread_id, block_id(ints[0]), ...)
+// Views and memory:
+//   kAllocShared  layout; result view
+//   kAllocLocal   layout; result view
+//   kTile         operands [src, coord...]; ints: tile shape
+//   kIndex        operands [src, i]; ints[0]: dim dropped
+//   kSlice        operands [src, lo, hi]; ints[0]: dim, ints[1]: step
+//   kTranspose    operands [src] (rank 2)
+//   kReshape      operands [src]; ints: new shape
+//   kExtent       operands [view]; ints[0]: dim; result i32
+//   kLoad         operands [view, idx...]; result scalar of view dtype
+//   kStore        operands [view, value, idx...]
+//   kBufferLoad   like kLoad, out-of-bounds reads give 0 (AMD buffer_load)
+//   kCopy         operands [src, dst]; layout: thread layout; ints[0]: 1 = async;
+//                 name: "copy" | "copy_async" | "cp_async"
+//   kCommitGroup
+//   kWaitGroup    ints[0]: groups allowed in flight
+// Fragments:
+//   kFragment       result: zeroed accumulator; name: mma kind
+//   kLoadFragment   operands [src, acc]; result fragment (role A/B); name:
+//                   "load_fragment"|"ldmatrix"
+//   kMma            operands [acc, a, b]; acc += a @ b; name: op spelling
+//   kStoreFragment  operands [acc, dst] or [acc, dst, i, j]: the (h, w) = dst-shaped
+//                   sub-tile (i, j) of acc; each thread writes the elements it holds
+// Elementwise fragment math (docs/dsl.md "Fragment math"). Fragment values of
+// any dtype are held as f32 per element (i32 index fragments are exact below
+// 2^24, bool fragments are 0/1):
+//   kFragEw         sub: FragEwOp; operands: 1..3 fragments or scalars (scalars
+//                   broadcast); result: fragment of the operands' geometry
+//   kFragRowReduce  sub: ReduceKind; operands [acc]; result row fragment; warp-collective
+//   kFragCoord      ints[0]: 0 = row_index, 1 = col_index; operands [acc]; result i32
+//   kFragRowFill    operands [acc, value]; result row fragment holding value
+//   kToOperand      operands [acc]; result A operand fragment (its dtype: the type)
+// Hopper (sm_90a). A barrier operand pair is [barrier array var, index var]:
+//   kMbarrier          result: barrier array (kBarrier); ints [count, arrivals]; implies
+//                      a block barrier after initialization
+//   kMbarArrive        operands [bars, i]
+//   kMbarArriveTx      operands [bars, i, nbytes (i32)]: expect_tx + arrive
+//   kMbarWait          operands [bars, i, parity (i32)]
+//   kTmaLoad           operands [src view, dst view, bars, i, coord0, coord1]; ints
+//                      [tensor param index, box0, box1]; coords are tile indices
+//   kFenceProxyAsync   fence.proxy.async.shared::cta
+//   kSetMaxNReg        ints [registers]
+//   kWgmmaOperand      operands [src view, acc]; result: descriptor fragment (role A/B)
+//   kWgmma             operands [acc, a, b]: async acc += a @ b (warp-group collective)
+//   kWgmmaCommit       warp-group collective
+//   kWgmmaWait         ints [groups allowed in flight]; warp-group collective
+//   kTmaStore          operands [src view (shared), dst view (global tile), coord0, coord1];
+//                      ints [tensor param index, box0, box1]; coords are tile indices;
+//                      sub 1: reduce="add" (cp.reduce.async.bulk.tensor ... .add), f32 only
+//   kTmaStoreCommit    cp.async.bulk.commit_group (the issuing thread's bulk stores)
+//   kTmaStoreWait      ints [groups allowed in flight]: cp.async.bulk.wait_group.read
+//   kWarpgroupBarrier  bar.sync 1 + warpgroup_id(), 128: the executing warp group only
+//   kNamedBarrier      operands [id (i32)]; ints [threads, 1 = sync (bar.sync) / 0 = arrive
+//                      (bar.arrive)]: hardware barrier `id` completes once `threads` threads
+//                      arrived or synced on it; only sync waits for that
+// Warp and block collectives:
+//   kShfl         sub: ShflKind; operands [x, arg]
+//   kWarpReduce   sub: ReduceKind; operands [x]
+//   kBlockReduce  sub: ReduceKind; operands [x]
+//   kBarrier
+//   kHint  name: s_waitcnt | sched_group_barrier | s_setprio; ints: args
+//          (s_waitcnt: [vmcnt, lgkmcnt], -1 = not given)
+// Tags (checked by the verifier; no-ops at run time). The lambda is regions[0]
+// with params `region_params`, ending in a kYield:
+//   kTag          operands [buf]; name: tag name; yield [value]
+//   kAssertTag    operands [x]; name: "" (data tag: yield coords of tensor
+//                 param ints[0]) or custom tag name (yield [value])
+//   kAssertTagEq  operands [a, b]
+//   kResetTags    operands [buf]
+//   kYield        operands: the lambda's results
+// Calls:
+//   kCall    name: callee; ints[0]: function index; operands: args
+//   kReturn  operands: [] or [value]
+// Structured control flow:
+//   kFor    result: induction var; operands [lo, hi]; ints[0]: step; regions[0]: body
+//   kIf     operands [cond]; regions[0]: then, regions[1]: else
+//   kWhile  regions[0]: cond block, operands[0]: its bool var; regions[1]: body
 enum class OpCode : uint8_t {
-  // Scalars. result: scalar.
-  kConst,    // ints[0] (int types/bool) or fval (floats)
-  kMov,      // operands: [src]; result may be any type (copies views/fragments too)
-  kBinary,   // sub: BinOp; operands [a, b]; both of the result's dtype
-  kUnary,    // sub: UnaryOp; operands [a]
-  kCompare,  // sub: CmpOp; operands [a, b] (same dtype); result bool
-  kSelect,   // operands [cond, a, b]
-  kCast,     // operands [a]; result dtype
-  kMath,     // sub: MathOp; operands [a] (or [a, b] for min/max)
-  kSpecial,  // sub: SpecialOp (thread_id, block_id(ints[0]), ...)
-  // Views and memory.
-  kAllocShared,  // layout; result view
-  kAllocLocal,   // layout; result view
-  kTile,         // operands [src, coord...]; ints: tile shape
-  kIndex,        // operands [src, i]; ints[0]: dim dropped
-  kSlice,        // operands [src, lo, hi]; ints[0]: dim, ints[1]: step
-  kTranspose,    // operands [src] (rank 2)
-  kReshape,      // operands [src]; ints: new shape
-  kExtent,       // operands [view]; ints[0]: dim; result i32
-  kLoad,         // operands [view, idx...]; result scalar of view dtype
-  kStore,        // operands [view, value, idx...]
-  kBufferLoad,   // like kLoad, out-of-bounds reads give 0 (AMD buffer_load)
-  kCopy,         // operands [src, dst]; layout: thread layout; ints[0]: 1 = async
-                 // name: "copy" | "copy_async" | "cp_async"
-  kCommitGroup,
-  kWaitGroup,  // ints[0]: groups allowed in flight
-  // Fragments.
-  kFragment,       // result: zeroed accumulator; name: mma kind
-  kLoadFragment,   // operands [src, acc]; result fragment (role A/B); name:
-                   // "load_fragment"|"ldmatrix"
-  kMma,            // operands [acc, a, b]; acc += a @ b; name: op spelling
-  kStoreFragment,  // operands [acc, dst] or [acc, dst, i, j]: the (h, w) = dst-shaped
-                   // sub-tile (i, j) of acc; each thread writes the elements it holds
-  // Elementwise fragment math (docs/dsl.md "Fragment math"). Fragment values
-  // of any dtype are held as f32 per element (i32 index fragments are exact
-  // below 2^24, bool fragments are 0/1).
-  kFragEw,         // sub: FragEwOp; operands: 1..3 fragments or scalars (scalars
-                   // broadcast); result: fragment of the operands' geometry
-  kFragRowReduce,  // sub: ReduceKind; operands [acc]; result row fragment; warp-collective
-  kFragCoord,      // ints[0]: 0 = row_index, 1 = col_index; operands [acc]; result i32
-  kFragRowFill,    // operands [acc, value]; result row fragment holding value
-  kToOperand,      // operands [acc]; result A operand fragment (its dtype: the type)
-  // Hopper (sm_90a). A barrier operand pair is [barrier array var, index var].
-  kMbarrier,          // result: barrier array (kBarrier); ints [count, arrivals]; implies
-                      // a block barrier after initialization
-  kMbarArrive,        // operands [bars, i]
-  kMbarArriveTx,      // operands [bars, i, nbytes (i32)]: expect_tx + arrive
-  kMbarWait,          // operands [bars, i, parity (i32)]
-  kTmaLoad,           // operands [src view, dst view, bars, i, coord0, coord1]; ints
-                      // [tensor param index, box0, box1]; coords are tile indices
-  kFenceProxyAsync,   // fence.proxy.async.shared::cta
-  kSetMaxNReg,        // ints [registers]
-  kWgmmaOperand,      // operands [src view, acc]; result: descriptor fragment (role A/B)
-  kWgmma,             // operands [acc, a, b]: async acc += a @ b (warp-group collective)
-  kWgmmaCommit,       // warp-group collective
-  kWgmmaWait,         // ints [groups allowed in flight]; warp-group collective
-  kTmaStore,          // operands [src view (shared), dst view (global tile), coord0, coord1];
-                      // ints [tensor param index, box0, box1]; coords are tile indices;
-                      // sub 1: reduce="add" (cp.reduce.async.bulk.tensor ... .add), f32 only
-  kTmaStoreCommit,    // cp.async.bulk.commit_group (the issuing thread's bulk stores)
-  kTmaStoreWait,      // ints [groups allowed in flight]: cp.async.bulk.wait_group.read
-  kWarpgroupBarrier,  // bar.sync 1 + warpgroup_id(), 128: the executing warp group only
-  kNamedBarrier,      // operands [id (i32)]; ints [threads, 1 = sync (bar.sync) / 0 = arrive
-                      // (bar.arrive)]: hardware barrier `id` completes once `threads` threads
-                      // arrived or synced on it; only sync waits for that
-  // Warp and block collectives.
-  kShfl,         // sub: ShflKind; operands [x, arg]
-  kWarpReduce,   // sub: ReduceKind; operands [x]
-  kBlockReduce,  // sub: ReduceKind; operands [x]
-  kBarrier,
-  kHint,  // name: s_waitcnt | sched_group_barrier | s_setprio; ints: args
-          // (s_waitcnt: [vmcnt, lgkmcnt], -1 = not given)
-  // Tags (checked by the verifier; no-ops at run time). The lambda is
-  // regions[0] with params `region_params`, ending in a kYield.
-  kTag,          // operands [buf]; name: tag name; yield [value]
-  kAssertTag,    // operands [x]; name: "" (data tag: yield coords of tensor
-                 // param ints[0]) or custom tag name (yield [value])
-  kAssertTagEq,  // operands [a, b]
-  kResetTags,    // operands [buf]
-  kYield,        // operands: the lambda's results
-  // Calls.
-  kCall,    // name: callee; ints[0]: function index; operands: args
-  kReturn,  // operands: [] or [value]
-  // Structured control flow.
-  kFor,    // result: induction var; operands [lo, hi]; ints[0]: step; regions[0]: body
-  kIf,     // operands [cond]; regions[0]: then, regions[1]: else
-  kWhile,  // regions[0]: cond block, operands[0]: its bool var; regions[1]: body
+#define ARGUS_OP(Code, Spelling, Family, Target, Scope, Traits) k##Code,
+#include "dsl/ops.def"
+#undef ARGUS_OP
 };
+inline constexpr int kNumOpCodes = 0
+#define ARGUS_OP(Code, Spelling, Family, Target, Scope, Traits) +1
+#include "dsl/ops.def"
+#undef ARGUS_OP
+    ;
+
+// Which handler file of each consumer owns an op.
+enum class OpFamily : uint8_t {
+  kScalar,        // scalar arithmetic and thread/block indices
+  kView,          // allocations and views (no memory traffic)
+  kMemory,        // loads, stores, block copies, cp.async groups
+  kFragment,      // mma fragments: make, load, multiply, store
+  kFragmentMath,  // elementwise and row-wise math on fragments
+  kMbarrier,      // Hopper transaction barriers
+  kTma,           // Hopper tensor memory accelerator loads/stores and proxy fence
+  kWgmma,         // Hopper warp-group mma and register reallocation
+  kBarrier,       // block, warp-group and named barriers
+  kCollective,    // shuffles and warp/block reductions
+  kHint,          // AMD scheduling hints
+  kTag,           // data-flow tags (verifier only)
+  kCall,          // device function calls and returns
+  kControl,       // structured control flow
+};
+// The targets an op lowers for.
+enum class OpTarget : uint8_t { kAny, kHopper };
+// Who executes an op together.
+enum class OpScope : uint8_t { kThread, kWarp, kWarpGroup, kBlock };
+// Trait bits (OpInfo::traits), in a namespace of their own so that the short
+// names do not leak into ir::.
+namespace op_trait {
+enum : uint8_t {
+  kNone = 0,
+  kRegions = 1 << 0,       // owns nested blocks
+  kNoRuntime = 1 << 1,     // verifier only: no code, no interpreter effect
+  kAsync = 1 << 2,         // completes later; a wait or barrier makes it visible
+  kReadsMemory = 1 << 3,   // reads shared or global memory
+  kWritesMemory = 1 << 4,  // writes shared or global memory
+};
+}  // namespace op_trait
+
+struct OpInfo {
+  const char* spelling;
+  OpFamily family;
+  OpTarget target;
+  OpScope scope;
+  uint8_t traits;
+  bool Has(uint8_t trait) const { return (traits & trait) != 0; }
+};
+
+// The table row of `c` (dsl/ops.def).
+const OpInfo& Info(OpCode c);
+const char* OpFamilyName(OpFamily f);
+
 
 enum class BinOp : uint8_t {
   kAdd,
@@ -285,6 +344,7 @@ enum class SpecialOp : uint8_t {
 enum class ShflKind : uint8_t { kXor, kDown, kIdx };
 enum class ReduceKind : uint8_t { kSum, kMax };
 
+// The op's spelling in the IR dump (Info(c).spelling).
 const char* OpCodeName(OpCode c);
 
 struct Op;
