@@ -257,7 +257,6 @@ struct OpInfo {
 const OpInfo& Info(OpCode c);
 const char* OpFamilyName(OpFamily f);
 
-
 enum class BinOp : uint8_t {
   kAdd,
   kSub,

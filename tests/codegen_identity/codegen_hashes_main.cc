@@ -95,7 +95,8 @@ std::vector<std::map<std::string, int64_t>> ShapesFor(const argus::planner::Fami
     shapes.push_back({{"B", 1}, {"H", 8}, {"S", 1024}, {"D", 128}});
     shapes.push_back({{"B", 1}, {"H", 8}, {"S", 1024}, {"D", 64}});
   }
-  if (f.name == "moe") shapes.push_back({{"T", 256}, {"D", 1024}, {"F", 512}, {"E", 8}, {"TOPK", 2}});
+  if (f.name == "moe")
+    shapes.push_back({{"T", 256}, {"D", 1024}, {"F", 512}, {"E", 8}, {"TOPK", 2}});
   return shapes;
 }
 
