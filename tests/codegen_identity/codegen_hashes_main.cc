@@ -90,13 +90,17 @@ void HashExamples(const fs::path& dir, std::map<std::string, std::string>* out) 
 // shapes that fit the tensor-core templates' tiles.
 std::vector<std::map<std::string, int64_t>> ShapesFor(const argus::planner::Family& f) {
   std::vector<std::map<std::string, int64_t>> shapes = {f.interp_shape};
-  if (f.name == "gemm") shapes.push_back({{"M", 4096}, {"N", 4096}, {"K", 4096}});
+  if (f.name == "gemm") {
+    shapes.push_back({{"M", 4096}, {"N", 4096}, {"K", 4096}});
+    shapes.push_back({{"M", 4096}, {"N", 14336}, {"K", 8192}});  // the split-K tail
+  }
   if (f.name == "attention") {
     shapes.push_back({{"B", 1}, {"H", 8}, {"S", 1024}, {"D", 128}});
     shapes.push_back({{"B", 1}, {"H", 8}, {"S", 1024}, {"D", 64}});
   }
-  if (f.name == "moe")
-    shapes.push_back({{"T", 256}, {"D", 1024}, {"F", 512}, {"E", 8}, {"TOPK", 2}});
+  if (f.name == "moe") {
+    shapes.push_back({{"T", 256}, {"D", 2048}, {"F", 1024}, {"E", 8}, {"TOPK", 2}});
+  }
   return shapes;
 }
 
@@ -105,12 +109,21 @@ void HashTemplates(const argus::kb::Kb& kb, std::map<std::string, std::string>* 
   for (const argus::kb::Template& t : kb.templates()) {
     const pl::Family* fam = pl::FindFamily(t.family);
     if (!fam || t.dtypes.empty()) continue;
+    int compiled = 0;
+    std::string why;
     for (const auto& shape : ShapesFor(*fam)) {
       auto problem = pl::MakeProblem(t.family, shape, t.dtypes.front(), {});
-      if (!problem.ok()) continue;
+      if (!problem.ok()) {
+        why = std::string(problem.status().message());
+        continue;
+      }
       pl::Config config = pl::DefaultConfig(t, *problem);
       auto inst = pl::Instantiate(t, config, *problem);
-      if (!inst.ok()) continue;
+      if (!inst.ok()) {
+        why = std::string(inst.status().message());
+        continue;
+      }
+      ++compiled;
       std::ostringstream shape_key;
       for (const auto& [k, v] : shape) shape_key << k << v;
       for (const std::string& target : t.targets) {
@@ -129,6 +142,7 @@ void HashTemplates(const argus::kb::Kb& kb, std::map<std::string, std::string>* 
         }
       }
     }
+    if (compiled == 0) std::cerr << "not compiled: template " << t.id << ": " << why << "\n";
   }
 }
 
