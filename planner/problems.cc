@@ -501,7 +501,7 @@ nlohmann::json RunnerCheck(const Problem& p) {
       nlohmann::json c = {{"op", "attention"}, {"a", "Q"}, {"b", "K"},
                           {"d", "V"},          {"c", "O"}, {"causal", opt("causal") == "1"}};
       // Tensor-core kernels round P to the input type before P V (FA2, cuDNN):
-      // the f32 output is as exact as that (docs/notes/attn.md).
+      // the f32 output is as exact as that (docs/planner.md).
       if (p.dtype != "f32") {
         c["rtol"] = 1e-2;
         c["atol"] = 2e-3;

@@ -116,7 +116,7 @@ class CudaGpu : public Gpu {
     // legacy default stream) are ordered with the launches. A non-blocking
     // stream let a kernel start before its inputs or its NaN poison had
     // landed: MoE's Y rows, zeroed at the kernel's start, were re-poisoned
-    // behind it on the H200 (4800 NaN outputs, docs/notes/moe.md).
+    // behind it on the H200 (4800 NaN outputs, docs/codegen.md, "The runner").
     return Check(api_.cuStreamCreate(&stream_, CU_STREAM_DEFAULT), "cuStreamCreate");
   }
 
