@@ -14,12 +14,6 @@ usage="usage: bench/attention.sh [-b BUILD_DIR] [-o OUT_DIR] [--list | all | CAS
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 bench_options attention "$usage" "$@"
-[ "${args[0]:-}" = --list ] && exec python3 "$BENCH_LIB/attention_cases.py" --list
-bundle_start
-if [ ${#args[@]} = 0 ]; then
-  bundle_rows attention
-else
-  bundle_prepare "$BENCH_LIB/attention_cases.py" "${args[0]}"
-fi
+bundle_suite "$BENCH_LIB/attention_cases.py"
 bundle_runner attention 120
 bundle_finish

@@ -17,19 +17,13 @@ BENCH_ROWS / BENCH_CASES narrow the target rows (lib/rows.py)."
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 bench_options gemm "$usage" "$@"
-[ "${args[0]:-}" = --list ] && exec python3 "$BENCH_LIB/gemm_cases.py" --list
-bundle_start
-if [ ${#args[@]} = 0 ]; then
-  bundle_rows gemm
-else
-  bundle_prepare "$BENCH_LIB/gemm_cases.py" "${args[0]}"
-  for v in ${GEMM_WGMMA_VARIANTS:-}; do
-    p="$out/payloads/w-small.json"
-    [ -f "$p" ] || { echo "GEMM_WGMMA_VARIANTS: name the case w-small" >&2; exit 2; }
-    ARGUS_WGMMA_VARIANT=$v "$build/bin/argus-candidate" --payload "$p" --backend gpu \
-      --prepare "$out/variant-$v-small" >/dev/null
-  done
-fi
+bundle_suite "$BENCH_LIB/gemm_cases.py"
+for v in ${GEMM_WGMMA_VARIANTS:-}; do
+  p="$out/payloads/w-small.json"
+  [ -f "$p" ] || { echo "GEMM_WGMMA_VARIANTS: name the case w-small" >&2; exit 2; }
+  ARGUS_WGMMA_VARIANT=$v "$build/bin/argus-candidate" --payload "$p" --backend gpu \
+    --prepare "$out/variant-$v-small" >/dev/null
+done
 bundle_runner gemm 60
 # The first case's SASS and resource usage into $OUT, where cuobjdump is on the GPU machine.
 cat > "$out/after.sh" <<'SH'

@@ -23,10 +23,8 @@ Environment, --race: NEW_CASES, BASE_CASES (moe_cases.py case lists; default e8-
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 bench_options moe "$usage" "$@"
-[ "${args[0]:-}" = --list ] && exec python3 "$BENCH_LIB/moe_cases.py" --list
-bundle_start
-
 if [ "${args[0]:-}" = --race ]; then
+  bundle_start
   base_src=$(cd "$(dirname "${args[1]:?--race BASE_SRC}")" && pwd)/$(basename "${args[1]}")
   new_cases=${NEW_CASES:-e8-wgmma,e64-wgmma}
   base_cases=${BASE_CASES:-e8-wgmma,e64-wgmma}
@@ -71,11 +69,7 @@ PY
   exit 0
 fi
 
-if [ ${#args[@]} = 0 ]; then
-  bundle_rows moe
-else
-  bundle_prepare "$BENCH_LIB/moe_cases.py" "${args[0]}"
-fi
+bundle_suite "$BENCH_LIB/moe_cases.py"
 find "$out" -name '*.ptx' -delete
 if [ -n "${OLD_RUNNER:-}" ] && [ -d "$out/e64-mlp" ]; then
   cp "$OLD_RUNNER" "$out/old-runner" && strip "$out/old-runner" || true

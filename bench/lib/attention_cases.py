@@ -13,9 +13,9 @@ ping-pong kernel on a persistent grid of 132 blocks); "simt-..." examples/flash_
 
 usage: lib/attention_cases.py OUT_DIR [CASE,CASE...]   (--list: the case names)
 """
-import json
 import os
-import sys
+
+import caselist
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 QUICK = {"warmup": 3, "reps": 5}
@@ -87,37 +87,19 @@ def all_cases():
     return out
 
 
-def main():
-    every = all_cases()
-    if sys.argv[1:2] == ["--list"]:
-        print("\n".join(every))
-        return
-    dst = sys.argv[1]
-    os.makedirs(dst, exist_ok=True)
-    only = set(sys.argv[2].split(",")) if len(sys.argv) > 2 else None
-    srcs = {}
-    for f in ("flash_attention_mma.py", "flash_attention_wgmma.py",
-              "flash_attention_wgmma_persistent.py", "flash_attention.py"):
-        with open(os.path.join(ROOT, "examples", f)) as fh:
-            srcs[f] = fh.read()
-    if only and only - set(every):
-        sys.exit(f"unknown cases: {sorted(only - set(every))}")
-    for name, (kernel, f, consts, dims, causal, timing) in every.items():
-        if only and name not in only:
-            continue
-        src = srcs[f]
-        c = dict(consts, CAUSAL="True" if causal else "False")
-        check = {"op": "attention", "a": "Q", "b": "K", "d": "V", "c": "O", "causal": causal}
-        if kernel != "flash_attention":
-            # P is rounded to bf16 before P V (as in FA2 and cuDNN): the f32 output carries that
-            # rounding, so the tolerance is bf16's, not the runner's f32 default.
-            check.update(rtol=1e-2, atol=2e-3)
-        p = {"source": src, "kernel": kernel, "target": "sm_90a", "check": check,
-             "constants": c, "dims": dims, "baseline": "torch_sdpa", "timeout_s": 20,
-             "timing": timing}
-        with open(os.path.join(dst, name + ".json"), "w") as fh:
-            json.dump(p, fh, indent=1)
+def payload(name, case):
+    kernel, f, consts, dims, causal, timing = case
+    with open(os.path.join(ROOT, "examples", f)) as fh:
+        src = fh.read()
+    check = {"op": "attention", "a": "Q", "b": "K", "d": "V", "c": "O", "causal": causal}
+    if kernel != "flash_attention":
+        # P is rounded to bf16 before P V (as in FA2 and cuDNN): the f32 output carries that
+        # rounding, so the tolerance is bf16's, not the runner's f32 default.
+        check.update(rtol=1e-2, atol=2e-3)
+    return {"source": src, "kernel": kernel, "target": "sm_90a", "check": check,
+            "constants": dict(consts, CAUSAL="True" if causal else "False"), "dims": dims,
+            "baseline": "torch_sdpa", "timeout_s": 20, "timing": timing}
 
 
 if __name__ == "__main__":
-    main()
+    caselist.main(all_cases(), payload)

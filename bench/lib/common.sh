@@ -68,6 +68,22 @@ bundle_prepare() {
   done
 }
 
+# bundle_suite CASES_SCRIPT: what gemm.sh, attention.sh and moe.sh take: --list prints the
+# script's cases and exits; without arguments a fresh bundle of the suite's target rows
+# (bundle_rows), else of the named cases (bundle_prepare).
+bundle_suite() {
+  if [ "${args[0]:-}" = --list ]; then
+    python3 "$1" --list
+    exit 0
+  fi
+  bundle_start
+  if [ ${#args[@]} = 0 ]; then
+    bundle_rows "$suite"
+  else
+    bundle_prepare "$1" "${args[0]}"
+  fi
+}
+
 # bundle_rows [SUITE]: the target rows of lib/rows.py (SUITE's, or all), rows.json and one
 # prepared case per candidate (ROW.CASE), each with the verifier's verdict.
 bundle_rows() {

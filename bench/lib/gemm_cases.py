@@ -8,9 +8,9 @@ against the f64 reference; the perf shapes (4096^3, 8192^3, 4096x14336x4096) by 
 Environment: GEMM_EXTRA_CASES="NAME=FILE:KERNEL:K=V,K=V:SHAPE;..." adds cases (SHAPE: small,
 4k, 8k or 4kx14k).
 """
-import json
 import os
-import sys
+
+import caselist
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GEMM = {"op": "gemm", "a": "A", "b": "B", "c": "C", "b_layout": "kn"}
@@ -114,28 +114,16 @@ def cases():
     return out
 
 
-def main():
-    all_cases = cases()
-    if sys.argv[1:2] == ["--list"]:
-        print("\n".join(all_cases))
-        return
-    dst = sys.argv[1]
-    os.makedirs(dst, exist_ok=True)
-    only = set(sys.argv[2].split(",")) if len(sys.argv) > 2 else None
-    if only and only - set(all_cases):
-        sys.exit(f"unknown cases: {sorted(only - set(all_cases))}")
-    for name, (f, k, consts, dims, timing) in all_cases.items():
-        if only and name not in only:
-            continue
-        with open(os.path.join(ROOT, f)) as fh:
-            src = fh.read()
-        p = {"source": src, "kernel": k, "target": "sm_90a", "check": GEMM, "constants": consts,
-             "dims": dims, "baseline": "cublas", "timeout_s": 10, "timing": timing}
-        if f in PIPELINES:
-            p["pipeline"] = PIPELINES[f]
-        with open(os.path.join(dst, name + ".json"), "w") as fh:
-            json.dump(p, fh, indent=1)
+def payload(name, case):
+    f, k, consts, dims, timing = case
+    with open(os.path.join(ROOT, f)) as fh:
+        src = fh.read()
+    p = {"source": src, "kernel": k, "target": "sm_90a", "check": GEMM, "constants": consts,
+         "dims": dims, "baseline": "cublas", "timeout_s": 10, "timing": timing}
+    if f in PIPELINES:
+        p["pipeline"] = PIPELINES[f]
+    return p
 
 
 if __name__ == "__main__":
-    main()
+    caselist.main(cases(), payload)

@@ -11,9 +11,9 @@ usage: lib/moe_cases.py OUT_DIR [CASE,CASE...]   (--list: the case names)
 Environment: MOE_WGMMA_SRC, another source file for the moe_wgmma cases (an older version of
 the template, to race it against the current one: bench/moe.sh --race).
 """
-import json
 import os
-import sys
+
+import caselist
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHECK = {"op": "moe", "a": "X", "b": "Wg", "u": "Wu", "d": "Wd", "c": "Y", "ids": "Ids",
@@ -57,36 +57,25 @@ def pipeline_dims(p):
     return dict(p, MT=mt, R=mt * BM, ED=p["E"] * p["D"], EF=p["E"] * p["F"])
 
 
-def main():
-    if sys.argv[1:2] == ["--list"]:
-        print("\n".join(cases()))
-        return
-    dst = sys.argv[1]
-    os.makedirs(dst, exist_ok=True)
-    only = set(sys.argv[2].split(",")) if len(sys.argv) > 2 else None
-    if only and only - set(cases()):
-        sys.exit(f"unknown cases: {sorted(only - set(cases()))}")
-    for name, (tpl, consts, dims, timing, timeout) in cases().items():
-        if only and name not in only:
-            continue
-        path = os.path.join(ROOT, "kb/templates", tpl + ".py")
-        if tpl == "moe_wgmma" and os.environ.get("MOE_WGMMA_SRC"):
-            path = os.environ["MOE_WGMMA_SRC"]
-        with open(path) as fh:
-            src = fh.read().replace("${dtype}", "bf16")
-        flops = 6.0 * dims["T"] * dims["TOPK"] * dims["D"] * dims["F"]
-        timing = dict(timing)
-        baseline = "torch_moe_loop" if timing.pop("baseline", True) else "none"
-        p = {"source": src, "kernel": tpl, "target": "sm_90a", "check": CHECK,
-             "constants": consts, "dims": dims, "baseline": baseline,
-             "timeout_s": timeout, "timing": timing, "flops": flops}
-        if tpl == "moe_wgmma":
-            E, D, F = dims["E"], dims["D"], dims["F"]
-            p.update(kernel=PIPELINE[-1], pipeline=PIPELINE, dims=pipeline_dims(dims),
-                     shapes={"Wg": [E, D, F], "Wu": [E, D, F], "Wd": [E, F, D]})
-        with open(os.path.join(dst, name + ".json"), "w") as fh:
-            json.dump(p, fh, indent=1)
+def payload(name, case):
+    tpl, consts, dims, timing, timeout = case
+    path = os.path.join(ROOT, "kb/templates", tpl + ".py")
+    if tpl == "moe_wgmma" and os.environ.get("MOE_WGMMA_SRC"):
+        path = os.environ["MOE_WGMMA_SRC"]
+    with open(path) as fh:
+        src = fh.read().replace("${dtype}", "bf16")
+    flops = 6.0 * dims["T"] * dims["TOPK"] * dims["D"] * dims["F"]
+    timing = dict(timing)
+    baseline = "torch_moe_loop" if timing.pop("baseline", True) else "none"
+    p = {"source": src, "kernel": tpl, "target": "sm_90a", "check": CHECK,
+         "constants": consts, "dims": dims, "baseline": baseline,
+         "timeout_s": timeout, "timing": timing, "flops": flops}
+    if tpl == "moe_wgmma":
+        E, D, F = dims["E"], dims["D"], dims["F"]
+        p.update(kernel=PIPELINE[-1], pipeline=PIPELINE, dims=pipeline_dims(dims),
+                 shapes={"Wg": [E, D, F], "Wu": [E, D, F], "Wd": [E, F, D]})
+    return p
 
 
 if __name__ == "__main__":
-    main()
+    caselist.main(cases(), payload)

@@ -97,14 +97,14 @@ def gemm(results):
 
 
 def attention(results):
-    print(f"{'case':16} {'outcome':8} {'ours ms':>9} {'SDPA ms':>9} {'ours TF':>8} {'SDPA TF':>8} "
+    print(f"{'case':22} {'outcome':8} {'ours ms':>9} {'SDPA ms':>9} {'ours TF':>8} {'SDPA TF':>8} "
           f"{'speedup':>7} {'regs':>5}  check / SDPA backend / message")
     for r in results:
         t, bt = ms(r), base_ms(r)
         tf = tflops(r)
         btf = tf * t / bt if bt else 0
         b = r.get("baseline") or {}
-        print(f"{r['case']:16} {r.get('outcome', '?'):8} {t:9.4f} {bt:9.4f} {tf:8.1f} {btf:8.1f} "
+        print(f"{r['case']:22} {r.get('outcome', '?'):8} {t:9.4f} {bt:9.4f} {tf:8.1f} {btf:8.1f} "
               f"{(bt / t if t and bt else 0):7.3f} {regs(r):5}  "
               f"{picked(r.get('check'), ('mode', 'mismatches', 'max_abs_err', 'rel_l2_err'))} "
               f"{b.get('backend', '')} {r.get('message', '')[:80]} {b.get('message', '')[:80]}")
