@@ -45,4 +45,6 @@ done
 echo "case start/end:"; cat "$OUT/marks.txt"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv
 python3 tables.py race "$OUT/results.jsonl" | tee "$OUT/table.txt"
-[ -s "$OUT/ncu.txt" ] && grep -E "^===|moe_|duration|per_second|bytes|hit_rate|hmma|no ncu|rc=|ERR" "$OUT/ncu.txt" | head -40
+if [ -s "$OUT/ncu.txt" ]; then
+  grep -E "^===|moe_|duration|per_second|bytes|hit_rate|hmma|no ncu|rc=|ERR" "$OUT/ncu.txt" | head -40
+fi
