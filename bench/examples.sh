@@ -18,7 +18,7 @@ bench_options examples "$usage" "$@"
 if [ "${args[0]:-}" = --worker-path ]; then
   need_binaries argus argus-server argus-worker argus-verifier argus-candidate argus-runner
   bash "$BENCH_LIB/service_bundle.sh" "$build" "$out" worker_path.sh
-  bundle_finish
+  bundle_finish /tmp/argus-out
   exit 0
 fi
 bundle_start

@@ -26,4 +26,4 @@ if [ "${args[0]:-}" = --local ]; then
   exit
 fi
 bash "$BENCH_LIB/service_bundle.sh" "$build" "$out" tune.sh
-bundle_finish
+bundle_finish /tmp/argus-out

@@ -135,11 +135,14 @@ bundle_runner() {
   echo "$*" > "$out/timeouts.txt"
 }
 
-# bundle_finish: how big the bundle is and how to run it.
+# bundle_finish [RESULTS]: how big the bundle is and how to run it; RESULTS is where run.sh
+# writes when OUT is not set (default: out/ in the bundle).
 bundle_finish() {
+  local name
+  name=$(basename "$out")
   chmod +x "$out"/*.sh
   echo "bundle: $out ($(du -sh "$out" | cut -f1))"
-  echo "next: copy it to a machine with the GPU and run  bash $(basename "$out")/run.sh"
-  echo "      (results in \$OUT, default $(basename "$out")/out; keep them as" \
-    "bench/results/$(date +%F)-$suite-<gpu>.jsonl, see bench/results/README.md)"
+  echo "next: copy it to a machine with the GPU and run  bash $name/run.sh"
+  echo "      (results in \$OUT, default ${1:-$name/out}; keep them under bench/results/ as" \
+    "$(date +%F)-$suite-<gpu>..., see bench/results/README.md)"
 }
