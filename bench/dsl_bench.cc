@@ -1,4 +1,4 @@
-// bench/dsl_bench: front-end and interpreter speed (issue 3's targets).
+// bench/dsl_bench: front-end and interpreter speed.
 //
 //   parse+check of a generated 300-line kernel   target: well under 50 ms
 //   interpreter, examples/gemm_mma.py 128^3       target: under 5 s

@@ -1,4 +1,4 @@
-// bench/verifier_bench.cc: verifier speed on the kernels the issue names.
+// bench/verifier_bench.cc: verifier speed on the kernels the performance targets rest on.
 //   verifier_bench [REPS]
 //   verifier_bench verify FILE [flags of `argus verify`]   (one report, no codegen linked)
 // Prints one line per case: median wall seconds over REPS runs (cache off).

@@ -2,14 +2,15 @@
 """Experiment, not a product path: does moving exponentials off the SFU pay on the H200?
 
 Replaces a share (0, 2, 3, 4 eighths) of the ex2.approx instructions in a prepared bundle case's
-PTX (e.g. the D64 ping-pong attention of bench/issue7_bundle.sh) with FA4's FMA-pipe exp2
+PTX (e.g. the D64 ping-pong attention of bench/targets.sh) with FA4's FMA-pipe exp2
 (round to nearest by the 1.5 * 2^23 trick, a degree-3 polynomial for 2^f on [-0.5, 0.5] fitted
 here by least squares, max relative error 1.8e-4, and an integer add into the exponent),
 reassembles each with ptxas, and writes OUT_DIR/emu<share>/ beside a copy of the case: the
 runner then checks and times each against the baseline as usual.
 usage: bench/experiments/exp2_emulation_ptx.py CASE_DIR OUT_DIR
-  then copy argus-runner, run_specs.sh and the baseline helpers into OUT_DIR and run
-  `PASSES=2 bash OUT_DIR/run_specs.sh 120` on the device (docs/perf.md, 2026-12-03 third run).
+  then copy argus-runner, bench/lib/run_specs.sh and the runner's Python baselines
+  (build/bin/*.py) into OUT_DIR and run `PASSES=2 bash OUT_DIR/run_specs.sh 120` on the GPU
+  machine (docs/perf.md, "Attention D64: what the SFU experiments say").
 """
 import re, shutil, struct, subprocess, sys, os, json
 src_case = sys.argv[1]; out = sys.argv[2]

@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Prints a suite's table from a case bundle's results (run.sh calls it; run beside the bundle's
+case directories).
+
+usage: tables.py TABLE RESULTS_JSONL
+  TABLE: gemm, attention, moe, memory_bound, examples, race (bench/moe.sh --race), or rows (the
+  target rows of rows.json: bench/targets.sh and the suites run without named cases).
+
+speed-up = baseline time / ours, both measured in the same runner process (> 1: we are faster);
+ratio = ours / baseline (< 1: we are faster).
+"""
+import json
+import os
+import statistics
+import sys
+
+# The device-to-device copy ceiling of the H200 (docs/perf.md): the memory-bound kernels'
+# reference, since no vendor library routine does what they do.
+COPY_CEILING_GBPS = 4300.0
+
+
+def load(path):
+    with open(path) as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def ms(r):
+    return (r.get("timing") or {}).get("median_ms") or 0
+
+
+def base_ms(r):
+    return ((r.get("baseline") or {}).get("timing") or {}).get("median_ms") or 0
+
+
+def base_name(r):
+    b = r.get("baseline") or {}
+    return b.get("backend") or b.get("name") or "-"
+
+
+def regs(r):
+    return (r.get("function") or {}).get("registers", -1)
+
+
+def spec_check(case):
+    try:
+        with open(os.path.join(case, "spec.json")) as fh:
+            return json.load(fh)["check"]
+    except (OSError, KeyError, ValueError):
+        return {}
+
+
+def tflops(r):
+    """The runner's TFLOP/s; it counts none for attention: 4 * BH * S^2 * D, halved if causal."""
+    tf = r.get("tflops") or 0
+    t = ms(r)
+    if tf or not t:
+        return tf
+    if r.get("flops"):
+        return r["flops"] / (t * 1e-3) / 1e12
+    a = spec_check(r["case"])
+    if a.get("op") == "attention":
+        return 4 * a["m"] * a["n"] ** 2 * a["k"] / (2 if a.get("causal") else 1) / t / 1e9
+    return 0
+
+
+def picked(check, keys):
+    return json.dumps({k: v for k, v in (check or {}).items() if k in keys})
+
+
+def gemm(results):
+    print(f"{'case':30} {'outcome':8} {'ours ms':>9} {'base ms':>9} {'ratio':>6} {'ours TF/s':>9} "
+          f"{'base TF/s':>9} {'base':>12} {'regs':>5} {'check':>9}  message")
+    for r in results:
+        tf = tflops(r)
+        c = r.get("check") or {}
+        print(f"{r['case']:30} {r.get('outcome', '?'):8} {ms(r):9.4f} {base_ms(r):9.4f} "
+              f"{r.get('ratio') or 0:6.3f} {tf:9.1f} {tf * (r.get('ratio') or 0):9.1f} "
+              f"{base_name(r):>12} {regs(r):5} {c.get('rel_l2_err', -1):9.2e}  "
+              f"{r.get('message', '')[:70]}")
+    # Cases timed in rounds (ours and cuBLAS alternately in one process) or passes: one line each
+    # over all of them. ratio = median of the per-round ratios, speed-up = 1 / ratio.
+    by = {}
+    for r in results:
+        for x in ((r.get("baseline") or {}).get("rounds")) or []:
+            by.setdefault(r["case"], []).append((x["ours_ms"], x["baseline_ms"], r.get("pass", 1)))
+    if by:
+        print(f"\n{'case':24} {'n':>3} {'ours ms':>8} {'cuBLAS ms':>9} {'ratio':>6} {'speed-up':>8} "
+              f"{'min..max ratio':>15}  per-pass medians of speed-up")
+        for case, xs in sorted(by.items()):
+            ratios = [o / b for o, b, _ in xs]
+            passes = sorted({p for _, _, p in xs})
+            per = [statistics.median([b / o for o, b, q in xs if q == p]) for p in passes]
+            med = statistics.median(ratios)
+            print(f"{case:24} {len(xs):3} {statistics.median([o for o, _, _ in xs]):8.4f} "
+                  f"{statistics.median([b for _, b, _ in xs]):9.4f} {med:6.3f} {1 / med:8.3f} "
+                  f"{min(ratios):7.3f}..{max(ratios):.3f}  " + " ".join(f"{v:.3f}" for v in per))
+
+
+def attention(results):
+    print(f"{'case':22} {'outcome':8} {'ours ms':>9} {'SDPA ms':>9} {'ours TF':>8} {'SDPA TF':>8} "
+          f"{'speedup':>7} {'regs':>5}  check / SDPA backend / message")
+    for r in results:
+        t, bt = ms(r), base_ms(r)
+        tf = tflops(r)
+        btf = tf * t / bt if bt else 0
+        b = r.get("baseline") or {}
+        print(f"{r['case']:22} {r.get('outcome', '?'):8} {t:9.4f} {bt:9.4f} {tf:8.1f} {btf:8.1f} "
+              f"{(bt / t if t and bt else 0):7.3f} {regs(r):5}  "
+              f"{picked(r.get('check'), ('mode', 'mismatches', 'max_abs_err', 'rel_l2_err'))} "
+              f"{b.get('backend', '')} {r.get('message', '')[:80]} {b.get('message', '')[:80]}")
+
+
+MOE_CHECK = ("mode", "mismatches", "nan_count", "max_rel_err", "rel_l2_err")
+
+
+def moe(results):
+    print(f"{'case':12} {'outcome':8} {'ours ms':>10} {'loop ms':>9} {'ours TF':>8} {'loop TF':>8} "
+          f"{'speedup':>8} {'regs':>5}  check / loop check / message")
+    for r in results:
+        t, bt = ms(r), base_ms(r)
+        fl = r.get("flops") or 0
+        b = r.get("baseline") or {}
+        print(f"{r['case']:12} {r.get('outcome', '?'):8} {t:10.4f} {bt:9.4f} "
+              f"{(fl / (t * 1e-3) / 1e12 if t else 0):8.2f} "
+              f"{(fl / (bt * 1e-3) / 1e12 if bt else 0):8.2f} "
+              f"{(bt / t if t and bt else 0):8.4f} {regs(r):5}  "
+              f"{picked(r.get('check'), MOE_CHECK)} {b.get('outcome', '')} "
+              f"{picked(b.get('check'), MOE_CHECK)} "
+              f"{r.get('message', '')[:80]} {b.get('message', '')[:120]}")
+        if r.get("launches"):
+            print(" " * 14 + "launches (regs): " + ", ".join(
+                f"{l['kernel']} {l.get('median_ms', 0):.4f} ms "
+                f"({(l.get('function') or {}).get('registers', -1)})" for l in r["launches"]))
+
+
+def race(results):
+    print(f"{'case':22} {'outcome':8} {'ours ms':>9} {'p10':>7} {'p90':>7} {'loop ms':>8} "
+          f"{'speedup':>8} {'TF':>6}  verify / check / launches")
+    for r in results:
+        tm = r.get("timing") or {}
+        t, bt = ms(r), base_ms(r)
+        b = r.get("baseline") or {}
+        v = (r.get("verify") or {}).get("verdict", "?")
+        print(f"{r['case']:22} {r.get('outcome', '?')[:8]:8} {t:9.4f} {tm.get('p10_ms') or 0:7.3f} "
+              f"{tm.get('p90_ms') or 0:7.3f} {bt:8.4f} {(bt / t if t and bt else 0):8.4f} "
+              f"{((r.get('flops') or 0) / (t * 1e-3) / 1e12 if t else 0):6.1f}  {v[:10]} "
+              f"{picked(r.get('check'), ('nan_count', 'rel_l2_err'))} "
+              f"{r.get('message', '')[:60]} {b.get('outcome', '')} {b.get('message', '')[:60]}")
+        if r.get("launches"):
+            print(" " * 24 + ", ".join(f"{l['kernel'][4:]} {l.get('median_ms', 0):.3f}"
+                                       for l in r["launches"]))
+
+
+def memory_bound(results):
+    print(f"{'case':20} {'outcome':8} {'ours ms':>9} {'MB moved':>9} {'GB/s':>7} "
+          f"{'of copy':>7}  check / message")
+    for r in results:
+        t = ms(r)
+        gbps = (r.get("bytes") or 0) / (t * 1e-3) / 1e9 if t else 0
+        print(f"{r['case']:20} {r.get('outcome', '?'):8} {t:9.4f} "
+              f"{(r.get('bytes') or 0) / 1e6:9.1f} {gbps:7.0f} {gbps / COPY_CEILING_GBPS:7.3f}  "
+              f"{picked(r.get('check'), ('mode', 'mismatches', 'rel_l2_err'))} "
+              f"{r.get('message', '')[:80]}")
+    print(f"\n'of copy' = GB/s / {COPY_CEILING_GBPS:.0f} GB/s (the device-to-device copy ceiling); "
+          "the small cases check correctness, their times are launch-bound.")
+
+
+def examples(results):
+    print(f"{'case':28} {'rc':>3} {'outcome':10} {'ours ms':>9} {'base ms':>9}  message")
+    for r in results:
+        print(f"{r['case']:28} {r.get('rc', '?'):>3} {r.get('outcome', '?'):10} {ms(r):9.4f} "
+              f"{base_ms(r):9.4f}  {r.get('message', '')[:150]}")
+
+
+def rows(results):
+    """One line per candidate of each target row, then whether each target holds: only when a
+    kernel the verifier proved (CASE/verify.json) reaches it and passed the runner's check. A row
+    with several rounds gives the median of the rounds' speed-ups (each the runner's own)."""
+    with open("rows.json") as fh:
+        targets = json.load(fh)
+    by_case = {}
+    for r in results:
+        by_case.setdefault(r["case"], []).append(r)
+    print(f"{'case':36} {'verified':9} {'outcome':8} {'ours ms':>9} {'base ms':>9} {'speed-up':>8} "
+          f"{'rounds':>17} {'ours TF/s':>9} {'baseline':>12}")
+    summary = []
+    for row in targets:
+        best_verified = None
+        for case in row["cases"]:
+            try:
+                with open(os.path.join(case, "verify.json")) as fh:
+                    v = json.load(fh)
+            except OSError:
+                v = {"verified": False, "verdict": "no verifier report"}
+            rs = by_case.get(case, [])
+            ok = [r for r in rs if r.get("outcome") == "ok"]
+            ours = [ms(r) for r in ok]
+            base = [base_ms(r) for r in ok]
+            ups = [r.get("speedup") or (b / o if b and o else 0) for r, b, o in zip(ok, base, ours)]
+            ups = [u for u in ups if u]
+            up = statistics.median(ups) if ups else 0.0
+            outcome = "ok" if rs and len(ok) == len(rs) else (
+                rs[-1].get("outcome", "?") if rs else "not run")
+            print(f"{case:36} {'yes' if v['verified'] else 'no':9} {outcome:8} "
+                  f"{statistics.median(ours) if ours else 0:9.4f} "
+                  f"{statistics.median([b for b in base if b]) if any(base) else 0:9.4f} "
+                  f"{up:8.3f} {' '.join(f'{u:.3f}' for u in ups):>17} "
+                  f"{statistics.median([tflops(r) for r in ok]) if ok else 0:9.1f} "
+                  f"{base_name(ok[0]) if ok else '-':>12}")
+            if outcome != "ok":
+                print(f"    {((rs[-1].get('message') or '') if rs else '')[:150]}")
+            if not v["verified"]:
+                print(f"    verifier: {v['verdict'][:150]}")
+            if v["verified"] and outcome == "ok" and (best_verified is None or up > best_verified[1]):
+                best_verified = (case, up)
+        summary.append((row, best_verified))
+    print()
+    print(f"{'target':58} {'needed':>6} {'best verified':>13}  verdict")
+    for row, best in summary:
+        up = best[1] if best else 0.0
+        holds = best is not None and up >= row["target"]
+        print(f"{row['what']:58} {row['target']:6.2f} {up:13.3f}  "
+              f"{'holds' if holds else 'missed'}{' (' + best[0] + ')' if best else ''}")
+
+
+TABLES = {f.__name__: f for f in (gemm, attention, moe, race, memory_bound, examples, rows)}
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in TABLES:
+        sys.exit(__doc__)
+    TABLES[sys.argv[1]](load(sys.argv[2]))
+
+
+if __name__ == "__main__":
+    main()
