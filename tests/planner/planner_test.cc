@@ -12,8 +12,8 @@
 #include "gpu_worker/daemon.h"
 #include "nlohmann/json.hpp"
 #include "planner/interp_backend.h"
-#include "planner/test_stack.h"
 #include "server/server.h"
+#include "tests/planner/test_stack.h"
 
 namespace argus::planner {
 namespace {
@@ -48,7 +48,7 @@ v1::JobSpec GemmSpec(int64_t m, int64_t n, int64_t k, int max_candidates) {
 }
 
 // Steps until the trajectory first reaches `target_ratio` (1-based), or 0.
-int StepsToReach(server::JobStore* store, const std::string& job, double target_ratio) {
+int StepsToReach(store::JobStore* store, const std::string& job, double target_ratio) {
   auto rows = *store->ListTrajectory(job);
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].reward >= target_ratio * 0.999) return static_cast<int>(i) + 1;
