@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Writes candidate payloads for the tensor-core flash attentions against PyTorch SDPA (the
 runner's torch_sdpa baseline) at the issue-7 shapes: examples/flash_attention_mma.py (mma.sync,
-FA2 style; cases without a prefix) and examples/flash_attention_wgmma.py (wgmma + TMA, FA3
+FA2 style; cases without a prefix) and kb/templates/flash_attention_wgmma.py (wgmma + TMA, FA3
 style; cases "w-..." for the overlapped kernel, "ws-..." for flash_attention_wgmma_serial, "p-..."
 for flash_attention_wgmma_pingpong: the overlapped kernel with its two consumer warp groups
 taking turns on the tensor cores through named barriers; "pl-..." the same with O rescaled
 after the wait, EARLY=False; "p3-..." the same with three consumer warp groups (CWG=3, BM=192,
-FA3's D64 configuration); "ps-..." examples/flash_attention_wgmma_persistent.py, the
+FA3's D64 configuration); "ps-..." kb/templates/flash_attention_wgmma_persistent.py, the
 ping-pong kernel on a persistent grid of 132 blocks).
 
 usage: bench/attention_payloads.py OUT_DIR [CASE,CASE...]
@@ -71,9 +71,9 @@ def main():
     os.makedirs(dst, exist_ok=True)
     only = set(sys.argv[2].split(",")) if len(sys.argv) > 2 else None
     srcs = {}
-    for f in ("flash_attention_mma.py", "flash_attention_wgmma.py",
-              "flash_attention_wgmma_persistent.py"):
-        with open(os.path.join(ROOT, "examples", f)) as fh:
+    for d, f in (("examples", "flash_attention_mma.py"), ("kb/templates", "flash_attention_wgmma.py"),
+                 ("kb/templates", "flash_attention_wgmma_persistent.py")):
+        with open(os.path.join(ROOT, d, f)) as fh:
             srcs[f] = fh.read()
     all_cases = {n: ("flash_attention_mma", "flash_attention_mma.py") + v
                  for n, v in cases().items()}

@@ -105,14 +105,12 @@ TEST_CASE("a tune job runs verified candidates on a worker and records every ste
 TEST_CASE("the verifier gate rejects a seeded bug with its counterexample; clean ones run",
           "[planner]") {
   const std::string src = ARGUS_SOURCE_DIR;
-  // A copy of the source tree's kb/ and examples/ side by side: templates
-  // name example kernels as ../../examples/NAME.py.
+  // A copy of the source tree's kb/.
   fs::path root = fs::temp_directory_path() / "argus_planner_test_seeded";
   fs::path kb = root / "kb";
   fs::remove_all(root);
   fs::create_directories(root);
   fs::copy(src + "/kb", kb, fs::copy_options::recursive);
-  fs::copy(src + "/examples", root / "examples", fs::copy_options::recursive);
   fs::copy_file(src + "/tests/verifier/bugs/wrong_tile_offset.py", kb / "templates/gemm_seeded.py");
   json t = json::parse(std::ifstream(kb / "templates/gemm_mma.json"));
   t["id"] = "gemm_seeded";
