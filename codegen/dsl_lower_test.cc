@@ -299,7 +299,8 @@ namespace {
 
 TEST_CASE("Hopper GEMM: wgmma, TMA, mbarrier, setmaxnreg in the PTX; ptxas sm_90a", "[lower]") {
   for (const char* k : {"gemm_wgmma", "gemm_wgmma_persistent", "gemm_wgmma_pingpong"}) {
-    DslArtifacts a = MustCompile(Example(std::string(k) + ".py"), k, "sm_90a");
+    const std::string dir = std::string(k) == "gemm_wgmma_persistent" ? "../kb/templates/" : "";
+    DslArtifacts a = MustCompile(Example(dir + k + ".py"), k, "sm_90a");
     INFO(k);
     CHECK(Has(a.ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"));
     CHECK(Has(a.ptx, "wgmma.fence.sync.aligned"));
@@ -347,7 +348,7 @@ TEST_CASE("Hopper GEMM: wgmma, TMA, mbarrier, setmaxnreg in the PTX; ptxas sm_90
 
 TEST_CASE("Hopper GEMM with the TMA-store epilogue: bulk stores, named barriers", "[lower]") {
   const char* k = "gemm_wgmma_tma_store";
-  DslArtifacts a = MustCompile(Example(std::string(k) + ".py"), k, "sm_90a");
+  DslArtifacts a = MustCompile(Example("../kb/templates/" + std::string(k) + ".py"), k, "sm_90a");
   CHECK(Has(a.ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"));
   CHECK(Has(a.ptx, "cp.async.bulk.commit_group"));
   CHECK(Has(a.ptx, "cp.async.bulk.wait_group.read 1"));
