@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "base/data_dir.h"
 #include "base/logging.h"
 
 namespace argus {
@@ -10,6 +11,7 @@ std::optional<int> ParseDaemonFlags(const std::string& program, FlagSet& flags, 
                                     char** argv) {
   std::string log_level = "info";
   flags.String("log_level", &log_level, "trace, debug, info, warn, error, off");
+  DeclareDataDirFlag(flags);
   auto args = flags.Parse(argc, argv);
   if (!args.ok()) {
     std::cerr << args.status().message() << "\n";

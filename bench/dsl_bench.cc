@@ -1,7 +1,7 @@
 // bench/dsl_bench: front-end and interpreter speed.
 //
 //   parse+check of a generated 300-line kernel   target: well under 50 ms
-//   interpreter, examples/gemm_mma.py 128^3       target: under 5 s
+//   interpreter, kb/templates/gemm_mma.py 128^3       target: under 5 s
 //
 // Each figure is printed beside a baseline measured in the same run: the
 // front end against reading and lexing-free copying of the same text is
@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   }
   double parse_ms = Ms(t0) / reps;
 
-  auto module = argus::dsl::CompileFile(root + "/examples/gemm_mma.py", {});
+  auto module = argus::dsl::CompileFile(root + "/kb/templates/gemm_mma.py", {});
   if (!module.ok()) {
     std::fprintf(stderr, "%s\n", std::string(module.status().message()).c_str());
     return 1;

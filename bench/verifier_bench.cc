@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   std::map<std::string, int64_t> gemm = {{"M", 4096}, {"N", 4096}, {"K", 8192}};
   std::vector<Case> cases = {
       {"gemm_mma bf16 8 warps 3 stages K/BK=256 (clean)",
-       root + "/examples/gemm_mma.py",
+       root + "/kb/templates/gemm_mma.py",
        {{"STAGES", "3"}},
        gemm,
        true},
@@ -90,12 +90,12 @@ int main(int argc, char** argv) {
        {{"M", 4096}, {"N", 4096}, {"K", 16384}},
        true},
       {"hopper gemm_wgmma_persistent K/BK=64 (clean)",
-       root + "/examples/gemm_wgmma_persistent.py",
+       root + "/kb/templates/gemm_wgmma_persistent.py",
        {},
        {{"M", 4096}, {"N", 4096}, {"K", 4096}},
        true},
       {"hopper gemm_wgmma_persistent K/BK=256 (clean)",
-       root + "/examples/gemm_wgmma_persistent.py",
+       root + "/kb/templates/gemm_wgmma_persistent.py",
        {},
        {{"M", 4096}, {"N", 4096}, {"K", 16384}},
        true},
@@ -128,12 +128,12 @@ int main(int argc, char** argv) {
       // FA3-style Hopper attention (both kernels of the file: serial and
       // overlapped), at the tune shapes B4 H32 S4096 D128 / B8 H16 S8192 D64.
       {"flash_attention_wgmma (+serial) D128 (clean)",
-       root + "/examples/flash_attention_wgmma.py",
+       root + "/kb/templates/flash_attention_wgmma.py",
        {},
        {{"RQ", 524288}, {"RKV", 524288}, {"BH", 128}, {"S", 4096}},
        true},
       {"flash_attention_wgmma (+serial) D64 causal GQA G=2 (clean)",
-       root + "/examples/flash_attention_wgmma.py",
+       root + "/kb/templates/flash_attention_wgmma.py",
        {{"HD", "64"}, {"G", "2"}, {"CAUSAL", "True"}},
        {{"RQ", 1048576}, {"RKV", 524288}, {"BH", 128}, {"S", 8192}},
        true},

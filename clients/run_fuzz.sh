@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# clients/run_fuzz.sh SECONDS: builds the clients' libFuzzer targets with
-# clang-19 (-fsanitize=fuzzer,address) — the dashboard's HTTP request parser
-# and the batch manifest parsers — and runs each for SECONDS seconds. Exits
+# clients/run_fuzz.sh SECONDS: builds the libFuzzer targets of what parses
+# client input, with clang-19 (-fsanitize=fuzzer,address) — the dashboard's
+# HTTP request parser (server/dashboard/) and the batch manifest parsers — and runs each for SECONDS seconds. Exits
 # non-zero on a crash, leak, hang (>10 s on one input) or sanitizer report;
 # the failing input is left in $OUT/<target>/crash-* (OUT: build/clients-fuzz).
 set -euo pipefail
@@ -12,7 +12,7 @@ CXX="${FUZZ_CXX:-/usr/bin/clang++-19}"
 FLAGS="-std=c++20 -O1 -g -fsanitize=fuzzer,address -I$ROOT"
 ABSL="$(pkg-config --libs absl_status absl_statusor absl_strings absl_str_format)"
 mkdir -p "$OUT/http/corpus" "$OUT/doc/corpus"
-"$CXX" $FLAGS "$ROOT/clients/dashboard/fuzz_http.cc" "$ROOT/clients/dashboard/http_server.cc" \
+"$CXX" $FLAGS "$ROOT/server/dashboard/fuzz_http.cc" "$ROOT/server/dashboard/http_server.cc" \
   $ABSL -lspdlog -lfmt -DSPDLOG_COMPILED_LIB -DSPDLOG_FMT_EXTERNAL -o "$OUT/http/fuzz_http" &
 "$CXX" $FLAGS "$ROOT/clients/batch/fuzz_doc.cc" "$ROOT/clients/batch/doc.cc" $ABSL \
   -o "$OUT/doc/fuzz_doc" &

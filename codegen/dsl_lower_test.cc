@@ -47,19 +47,20 @@ const Case kCases[] = {
     {"softmax.py", "softmax", ""},
     {"rmsnorm.py", "rmsnorm", ""},
     {"flash_attention.py", "flash_attention", ""},
-    {"gemm_mma.py", "gemm_mma", "sm_90a"},
+    {"../kb/templates/gemm_mma.py", "gemm_mma", "sm_90a"},
     {"flash_attention_mma.py", "flash_attention_mma", "sm_90a"},
     {"gemm_mfma.py", "gemm_mfma32", "gfx942"},
     {"gemm_mfma.py", "gemm_mfma16", "gfx942"},
     {"gemm_wgmma.py", "gemm_wgmma", "sm_90a"},
-    {"gemm_wgmma_persistent.py", "gemm_wgmma_persistent", "sm_90a"},
+    {"../kb/templates/gemm_wgmma_persistent.py", "gemm_wgmma_persistent", "sm_90a"},
     {"gemm_wgmma_pingpong.py", "gemm_wgmma_pingpong", "sm_90a"},
-    {"gemm_wgmma_tma_store.py", "gemm_wgmma_tma_store", "sm_90a"},
-    {"gemm_wgmma_splitk.py", "gemm_splitk_dp", "sm_90a"},
-    {"gemm_wgmma_splitk.py", "gemm_splitk_tail", "sm_90a"},
-    {"flash_attention_wgmma.py", "flash_attention_wgmma", "sm_90a"},
-    {"flash_attention_wgmma.py", "flash_attention_wgmma_pingpong", "sm_90a"},
-    {"flash_attention_wgmma_persistent.py", "flash_attention_wgmma_persistent", "sm_90a"},
+    {"../kb/templates/gemm_wgmma_tma_store.py", "gemm_wgmma_tma_store", "sm_90a"},
+    {"../kb/templates/gemm_wgmma_splitk.py", "gemm_splitk_dp", "sm_90a"},
+    {"../kb/templates/gemm_wgmma_splitk.py", "gemm_splitk_tail", "sm_90a"},
+    {"../kb/templates/flash_attention_wgmma.py", "flash_attention_wgmma", "sm_90a"},
+    {"../kb/templates/flash_attention_wgmma.py", "flash_attention_wgmma_pingpong", "sm_90a"},
+    {"../kb/templates/flash_attention_wgmma_persistent.py", "flash_attention_wgmma_persistent",
+     "sm_90a"},
 };
 
 TEST_CASE("Every example compiles for both targets or names the target it lacks", "[lower]") {
@@ -168,7 +169,7 @@ TEST_CASE("sm_90a FA3-style attention: wgmma with K-major B and register A", "[l
       o.target = "sm_90a";
       o.kernel = "flash_attention_wgmma";
       o.consts = {{"HD", hd}, {"CAUSAL", causal}};
-      auto a = CompileDslFile(Example("flash_attention_wgmma.py"), o);
+      auto a = CompileDslFile(Example("../kb/templates/flash_attention_wgmma.py"), o);
       INFO("HD=" << hd << " CAUSAL=" << causal << ": " << a.status().message());
       REQUIRE(a.ok());
       // S = Q K^T: both descriptors, B K-major (transpose bit 0).
@@ -196,7 +197,7 @@ TEST_CASE("sm_90a ping-pong attention: named barriers order the warp groups' wgm
   o.target = "sm_90a";
   o.kernel = "flash_attention_wgmma_pingpong";
   o.consts = {{"HD", "128"}};
-  auto a = CompileDslFile(Example("flash_attention_wgmma.py"), o);
+  auto a = CompileDslFile(Example("../kb/templates/flash_attention_wgmma.py"), o);
   INFO(a.status().message());
   REQUIRE(a.ok());
   CHECK(Has(a->ptx, "bar.arrive %r"));  // the id is a register: 3 + warpgroup_id()
@@ -233,7 +234,7 @@ def k(C: Tensor[f32, "M", "N"]):
 }
 
 TEST_CASE("sm_90a GEMM uses cp.async, ldmatrix, mma.sync and 16-byte accesses", "[lower]") {
-  DslArtifacts a = MustCompile(Example("gemm_mma.py"), "gemm_mma", "sm_90a");
+  DslArtifacts a = MustCompile(Example("../kb/templates/gemm_mma.py"), "gemm_mma", "sm_90a");
   CHECK(Has(a.ptx, "cp.async.cg.shared.global"));
   CHECK(Has(a.ptx, "cp.async.commit_group"));
   CHECK(Has(a.ptx, "cp.async.wait_group"));
@@ -273,7 +274,7 @@ TEST_CASE("Launch geometry and argus compile", "[lower]") {
   DslCompileOptions o;
   o.target = "sm_90a";
   o.dims = {{"M", 1000}, {"N", 300}, {"K", 64}};
-  auto a = CompileDslFile(Example("gemm_mma.py"), o);
+  auto a = CompileDslFile(Example("../kb/templates/gemm_mma.py"), o);
   REQUIRE(a.ok());
   CHECK(a->metadata.grid == std::array<int, 3>{8, 3, 1});
   CHECK(a->metadata.block == std::array<int, 3>{256, 1, 1});
@@ -298,7 +299,8 @@ namespace {
 
 TEST_CASE("Hopper GEMM: wgmma, TMA, mbarrier, setmaxnreg in the PTX; ptxas sm_90a", "[lower]") {
   for (const char* k : {"gemm_wgmma", "gemm_wgmma_persistent", "gemm_wgmma_pingpong"}) {
-    DslArtifacts a = MustCompile(Example(std::string(k) + ".py"), k, "sm_90a");
+    const std::string dir = std::string(k) == "gemm_wgmma_persistent" ? "../kb/templates/" : "";
+    DslArtifacts a = MustCompile(Example(dir + k + ".py"), k, "sm_90a");
     INFO(k);
     CHECK(Has(a.ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"));
     CHECK(Has(a.ptx, "wgmma.fence.sync.aligned"));
@@ -346,7 +348,7 @@ TEST_CASE("Hopper GEMM: wgmma, TMA, mbarrier, setmaxnreg in the PTX; ptxas sm_90
 
 TEST_CASE("Hopper GEMM with the TMA-store epilogue: bulk stores, named barriers", "[lower]") {
   const char* k = "gemm_wgmma_tma_store";
-  DslArtifacts a = MustCompile(Example(std::string(k) + ".py"), k, "sm_90a");
+  DslArtifacts a = MustCompile(Example("../kb/templates/" + std::string(k) + ".py"), k, "sm_90a");
   CHECK(Has(a.ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"));
   CHECK(Has(a.ptx, "cp.async.bulk.commit_group"));
   CHECK(Has(a.ptx, "cp.async.bulk.wait_group.read 1"));
@@ -372,10 +374,12 @@ TEST_CASE("Hopper GEMM with the TMA-store epilogue: bulk stores, named barriers"
 
 TEST_CASE("split-K tail GEMM: TMA reduce-add stores in the tail launch only", "[lower]") {
   const char* kAdd = "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group";
-  DslArtifacts tail = MustCompile(Example("gemm_wgmma_splitk.py"), "gemm_splitk_tail", "sm_90a");
+  DslArtifacts tail =
+      MustCompile(Example("../kb/templates/gemm_wgmma_splitk.py"), "gemm_splitk_tail", "sm_90a");
   CHECK(Has(tail.ptx, kAdd));
   CHECK(!Has(tail.ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"));
-  DslArtifacts dp = MustCompile(Example("gemm_wgmma_splitk.py"), "gemm_splitk_dp", "sm_90a");
+  DslArtifacts dp =
+      MustCompile(Example("../kb/templates/gemm_wgmma_splitk.py"), "gemm_splitk_dp", "sm_90a");
   CHECK(!Has(dp.ptx, kAdd));
   CHECK(Has(dp.ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"));
   CHECK((Has(dp.ptx, "st.global.f32") || Has(dp.ptx, "st.global.u32")));  // the tail zeros

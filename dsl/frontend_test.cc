@@ -209,7 +209,7 @@ TEST_CASE("IR dump golden files") {
     std::map<std::string, std::string> consts;
   } gs[] = {
       {"vector_add.py", "vector_add.ir", {}},
-      {"gemm_mma.py", "gemm_mma_bm64.ir", {{"BM", "64"}, {"BN", "128"}}},
+      {"../kb/templates/gemm_mma.py", "gemm_mma_bm64.ir", {{"BM", "64"}, {"BN", "128"}}},
       {"softmax.py", "softmax.ir", {}},
       {"gemm_wgmma.py", "gemm_wgmma.ir", {{"STAGES", "2"}}},
   };

@@ -191,11 +191,13 @@ TEST_CASE("naive and shared-memory GEMMs") {
 }
 
 TEST_CASE("MMA GEMM (mma.sync m16n8k16 bf16, cp.async pipeline)") {
-  auto r = RunExample("gemm_mma.py", "", {{"M", 128}, {"N", 256}, {"K", 96}}, {{"BM", "64"}});
+  auto r = RunExample("../kb/templates/gemm_mma.py", "", {{"M", 128}, {"N", 256}, {"K", 96}},
+                      {{"BM", "64"}});
   INFO(r.status().message());
   REQUIRE(r.ok());
   CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
-  auto r3 = RunExample("gemm_mma.py", "", {{"M", 128}, {"N", 128}, {"K", 128}}, {{"STAGES", "3"}});
+  auto r3 = RunExample("../kb/templates/gemm_mma.py", "", {{"M", 128}, {"N", 128}, {"K", 128}},
+                       {{"STAGES", "3"}});
   REQUIRE(r3.ok());
   CHECK(Worst(r3->t[2].data, Gemm(r3->t[0], r3->t[1]), 1e-3, 1e-3) <= 1);
 }
@@ -223,7 +225,8 @@ TEST_CASE("wgmma GEMM (TMA + mbarrier pipeline, warp-specialized)") {
 
 TEST_CASE("persistent wgmma GEMM (grouped tile order, stage ring across tiles)") {
   // 3x3 tiles of 128x256 over 5 blocks: blocks take 2 or 1 tiles; GROUP=2 leaves a partial group.
-  auto r = RunExample("gemm_wgmma_persistent.py", "", {{"M", 384}, {"N", 768}, {"K", 256}},
+  auto r = RunExample("../kb/templates/gemm_wgmma_persistent.py", "",
+                      {{"M", 384}, {"N", 768}, {"K", 256}},
                       {{"SMS", "5"}, {"GROUP", "2"}, {"STAGES", "3"}});
   INFO(r.status().message());
   REQUIRE(r.ok());
@@ -235,22 +238,24 @@ TEST_CASE("TMA-store epilogue GEMM (acc -> swizzled shared sub-tiles -> tma_stor
   for (auto consts : std::vector<std::map<std::string, std::string>>{
            {{"SMS", "5"}, {"GROUP", "2"}, {"STAGES", "3"}},
            {{"SMS", "3"}, {"EBUFS", "4"}, {"BN", "128"}}}) {
-    auto r =
-        RunExample("gemm_wgmma_tma_store.py", "", {{"M", 384}, {"N", 768}, {"K", 256}}, consts);
+    auto r = RunExample("../kb/templates/gemm_wgmma_tma_store.py", "",
+                        {{"M", 384}, {"N", 768}, {"K", 256}}, consts);
     INFO(r.status().message());
     REQUIRE(r.ok());
     CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
   }
   // BN = 320 (five m64n64k16 tiles per warp group) with N = 704: three column tiles, the last
   // one starting at N - BN = 384, overlapping the second (320..639); every column is written.
-  auto r = RunExample("gemm_wgmma_tma_store.py", "", {{"M", 256}, {"N", 704}, {"K", 192}},
+  auto r = RunExample("../kb/templates/gemm_wgmma_tma_store.py", "",
+                      {{"M", 256}, {"N", 704}, {"K", 192}},
                       {{"SMS", "4"}, {"BN", "320"}, {"STAGES", "3"}});
   INFO(r.status().message());
   REQUIRE(r.ok());
   CHECK(r->stats.blocks == 4);
   CHECK(Worst(r->t[2].data, Gemm(r->t[0], r->t[1]), 1e-3, 1e-3) <= 1);
   // BN = 192 (one m64n192k16 tile) with N = 448: the last column tile starts at 256.
-  auto r192 = RunExample("gemm_wgmma_tma_store.py", "", {{"M", 128}, {"N", 448}, {"K", 128}},
+  auto r192 = RunExample("../kb/templates/gemm_wgmma_tma_store.py", "",
+                         {{"M", 128}, {"N", 448}, {"K", 128}},
                          {{"SMS", "2"}, {"BN", "192"}, {"EBUFS", "4"}});
   INFO(r192.status().message());
   REQUIRE(r192.ok());
@@ -261,7 +266,7 @@ TEST_CASE("TMA-store epilogue GEMM (acc -> swizzled shared sub-tiles -> tma_stor
 // gemm_splitk_dp's tiles and zeros, then gemm_splitk_tail's reduce-add stores.
 absl::StatusOr<Ran> RunSplitK(
     std::map<std::string, int64_t> dims, std::map<std::string, std::string> consts,
-    const std::string& text = ReadFile(ExamplePath("gemm_wgmma_splitk.py"))) {
+    const std::string& text = ReadFile(ExamplePath("../kb/templates/gemm_wgmma_splitk.py"))) {
   CheckOptions opt;
   opt.consts = consts;
   auto m = Compile(std::make_shared<SourceFile>("gemm_wgmma_splitk.py", text), opt);
@@ -307,7 +312,7 @@ TEST_CASE("split-K tail GEMM: data-parallel tiles, zeroed tail, reduce-add units
   }
   // Without the first launch's zeros the adds land on poison; with a unit range that skips the
   // last k-step (KU one short) the sum misses it: both are caught by the reference check.
-  std::string text = ReadFile(ExamplePath("gemm_wgmma_splitk.py"));
+  std::string text = ReadFile(ExamplePath("../kb/templates/gemm_wgmma_splitk.py"));
   for (const std::string& bad :
        {Patch(text, "C[bm * BM + e // (BN // 64), bn * BN + e % (BN // 64) * 64 + z] = 0.0",
               "pass"),
@@ -319,7 +324,7 @@ TEST_CASE("split-K tail GEMM: data-parallel tiles, zeroed tail, reduce-add units
 }
 
 TEST_CASE("TMA-store epilogue hazards are reported") {
-  std::string text = ReadFile(ExamplePath("gemm_wgmma_tma_store.py"));
+  std::string text = ReadFile(ExamplePath("../kb/templates/gemm_wgmma_tma_store.py"));
   std::map<std::string, int64_t> dims = {{"M", 256}, {"N", 512}, {"K", 128}};
   std::map<std::string, std::string> consts = {{"SMS", "3"}};
   auto fails_with = [&](const std::string& patched, const std::string& what) {
@@ -579,9 +584,10 @@ TEST_CASE("flash attention forward on wgmma (warp-specialized, TMA)") {
                                                  {"G", std::to_string(c.g)},
                                                  {"STAGES", std::to_string(c.stages)}};
     if (persistent) consts["SMS"] = "2";  // 2 blocks: each runs several tiles (S / 128 * BH)
-    auto r = RunExample(
-        persistent ? "flash_attention_wgmma_persistent.py" : "flash_attention_wgmma.py", c.kernel,
-        {{"RQ", c.bh * c.s}, {"RKV", hkv * c.s}, {"BH", c.bh}, {"S", c.s}}, consts);
+    auto r = RunExample(persistent ? "../kb/templates/flash_attention_wgmma_persistent.py"
+                                   : "../kb/templates/flash_attention_wgmma.py",
+                        c.kernel,
+                        {{"RQ", c.bh * c.s}, {"RKV", hkv * c.s}, {"BH", c.bh}, {"S", c.s}}, consts);
     INFO(r.status().message());
     REQUIRE(r.ok());
     auto ref = AttentionRef(Heads(r->t[0], c.s), Heads(r->t[1], c.s), Heads(r->t[2], c.s),
@@ -654,7 +660,7 @@ TEST_CASE("named barrier misuse is a located error") {
 }
 
 TEST_CASE("softmax on a wgmma accumulator before its wait is reported") {
-  std::string text = ReadFile(ExamplePath("flash_attention_wgmma.py"));
+  std::string text = ReadFile(ExamplePath("../kb/templates/flash_attention_wgmma.py"));
   const std::string wait = "wgmma_wait(1)  ";
   size_t p = text.rfind(wait);  // the last kernel's (flash_attention_wgmma, the default)
   REQUIRE(p != std::string::npos);
@@ -669,7 +675,7 @@ TEST_CASE("softmax on a wgmma accumulator before its wait is reported") {
 }
 
 TEST_CASE("a pipeline that skips its wait reads stale shared memory") {
-  std::string text = ReadFile(ExamplePath("gemm_mma.py"));
+  std::string text = ReadFile(ExamplePath("../kb/templates/gemm_mma.py"));
   size_t p = text.find("wait_group(STAGES - 2)");
   REQUIRE(p != std::string::npos);
   text.replace(p, std::string("wait_group(STAGES - 2)").size(), "pass");

@@ -53,7 +53,9 @@ std::string Script(const std::string& name, const std::string& body) {
 
 TEST_CASE("Interpreter backend: correct kernels pass, a wrong one does not", "[candidate]") {
   CandidateOptions o;
-  json r = Run(Payload("gemm_mma.py", "gemm_mma", {{"M", 128}, {"N", 128}, {"K", 64}}, Gemm()), o);
+  json r = Run(Payload("../kb/templates/gemm_mma.py", "gemm_mma",
+                       {{"M", 128}, {"N", 128}, {"K", 64}}, Gemm()),
+               o);
   CHECK(r["outcome"] == "ok");
   CHECK(r["check"]["mode"] == "full");
   CHECK(r["backend"] == "interp");
@@ -131,8 +133,9 @@ TEST_CASE("GPU backend: hang, segfault and missing result become outcomes", "[ca
 }
 
 TEST_CASE("PrepareGpuRun writes the artifact and a spec the runner parses", "[candidate]") {
-  auto req = ParseCandidate(
-      Payload("gemm_mma.py", "gemm_mma", {{"M", 256}, {"N", 128}, {"K", 64}}, Gemm()).dump());
+  auto req = ParseCandidate(Payload("../kb/templates/gemm_mma.py", "gemm_mma",
+                                    {{"M", 256}, {"N", 128}, {"K", 64}}, Gemm())
+                                .dump());
   REQUIRE(req.ok());
   std::string dir = std::string(ARGUS_BINARY_DIR) + "/candidate-test-prepare";
   auto spec = PrepareGpuRun(*req, dir);

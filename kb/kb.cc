@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/data_dir.h"
 #include "base/status.h"
 #include "kb/expr.h"
 #include "nlohmann/json.hpp"
@@ -363,7 +364,7 @@ std::vector<const Technique*> Kb::TechniquesFor(const std::string& family) const
 
 std::string DefaultKbDir() {
   if (const char* d = std::getenv("ARGUS_KB_DIR"); d && *d) return d;
-  return ARGUS_KB_SOURCE_DIR;
+  return DataDir() + "/kb";
 }
 
 }  // namespace argus::kb

@@ -89,7 +89,7 @@ class Kb {
   std::vector<Template> templates_;
 };
 
-// $ARGUS_KB_DIR, else the kb/ directory of the source tree this was built from.
+// $ARGUS_KB_DIR, else kb/ of the data directory (base/data_dir.h).
 std::string DefaultKbDir();
 
 }  // namespace argus::kb

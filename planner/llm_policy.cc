@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/data_dir.h"
 #include "nlohmann/json.hpp"
 #include "planner/http_client.h"
 #include "spdlog/spdlog.h"
@@ -58,9 +59,8 @@ LlmPolicy::LlmPolicy(LlmOptions options, const kb::Kb* kb, Problem problem, std:
       target_(std::move(target)),
       templates_(std::move(templates)),
       fallback_(std::move(fallback)) {
-  std::string path = options_.dsl_reference_path.empty()
-                         ? std::string(ARGUS_PLANNER_SOURCE_DIR) + "/../docs/dsl.md"
-                         : options_.dsl_reference_path;
+  std::string path = options_.dsl_reference_path.empty() ? DataDir() + "/docs/dsl.md"
+                                                         : options_.dsl_reference_path;
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();

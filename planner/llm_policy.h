@@ -32,7 +32,7 @@ struct LlmOptions {
   int64_t timeout_ms = 60'000;
   int retries = 2;
   int64_t backoff_ms = 200;
-  std::string dsl_reference_path;  // empty: docs/dsl.md of the source tree
+  std::string dsl_reference_path;  // empty: docs/dsl.md of DataDir()
 };
 
 class LlmPolicy : public Policy {

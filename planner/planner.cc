@@ -27,7 +27,7 @@ bool Finished(v1::JobState s) {
 }
 
 // A step back from its stored row.
-std::optional<Step> StepFromRow(const server::JobStore::StepRow& row) {
+std::optional<Step> StepFromRow(const store::JobStore::StepRow& row) {
   json d = json::parse(row.detail_json, nullptr, false);
   if (d.is_discarded() || !d.contains("config")) return std::nullopt;
   auto c = Config::FromJson(d["config"]);
@@ -60,7 +60,7 @@ std::unique_ptr<CandidateGate> DefaultGate(const PlannerOptions& o) {
 
 }  // namespace
 
-Planner::Planner(server::JobStore* store, PlannerOptions options)
+Planner::Planner(store::JobStore* store, PlannerOptions options)
     : store_(store), options_(std::move(options)), gate_(DefaultGate(options_)) {}
 
 Planner::~Planner() { Shutdown(); }
@@ -332,7 +332,7 @@ absl::Status Planner::RunJob(const std::string& job_id) {
     }
     Step step;
     step.step = trajectory.empty() ? 0 : trajectory.back().step + 1;
-    step.candidate_id = server::NewId("c");
+    step.candidate_id = store::NewId("c");
     step.parent_id = prop->parent_id;
     step.config = prop->config;
     step.action = prop->action;
@@ -352,9 +352,8 @@ absl::Status Planner::RunJob(const std::string& job_id) {
       step.message = report.violations.empty() ? "" : report.violations[0].value("message", "");
       outcome = {{"outcome", "rejected"}, {"message", step.message}};
     } else {
-      server::NewTask task{"candidate",
-                           Payload(*inst, *baseline, p, target, report.ToJson()).dump(),
-                           target == "interp" ? "interp" : target, false};
+      store::NewTask task{"candidate", Payload(*inst, *baseline, p, target, report.ToJson()).dump(),
+                          target == "interp" ? "interp" : target, false};
       ASSIGN_OR_RETURN(std::string task_id, store_->AddTask(job_id, task, NowMs()));
       int64_t deadline = NowMs() + options_.task_timeout_ms;
       while (true) {

@@ -35,7 +35,7 @@
 #include "planner/candidate.h"
 #include "planner/gate.h"
 #include "planner/llm_policy.h"
-#include "server/store.h"
+#include "store/store.h"
 
 namespace argus::planner {
 
@@ -54,7 +54,7 @@ struct PlannerOptions {
 
 class Planner {
  public:
-  Planner(server::JobStore* store, PlannerOptions options);
+  Planner(store::JobStore* store, PlannerOptions options);
   ~Planner();
 
   absl::Status Init();  // loads the KB
@@ -75,7 +75,7 @@ class Planner {
  private:
   absl::StatusOr<std::string> ResolveTarget(const std::string& target) const;
 
-  server::JobStore* store_;
+  store::JobStore* store_;
   PlannerOptions options_;
   kb::Kb kb_;
   bool ready_ = false;

@@ -81,7 +81,7 @@ TEST_CASE("the remote and in-process verifier gates refute a seeded bug and pass
     CHECK((*v)["counterexample"]["expected"].get<std::string>().find("A(") == 0);
     CHECK((*v)["message"].get<std::string>().find("found A(") != std::string::npos);
     CHECK(r.ToJson()["obligations"].get<int>() > 0);
-    GateReport ok = gate->Check(Gemm("examples/gemm_mma.py"), "interp");
+    GateReport ok = gate->Check(Gemm("kb/templates/gemm_mma.py"), "interp");
     INFO(ok.ToJson().dump());
     CHECK(ok.passed);
   }
@@ -111,7 +111,7 @@ TEST_CASE("both gates verify just the candidate's kernel of a source that holds 
   const std::string def = "def gemm_mma(";
   REQUIRE(bug.find(def) != std::string::npos);
   bug.replace(bug.find(def), def.size(), "def gemm_mma_seeded(");
-  Instance clean = Gemm("examples/gemm_mma.py");
+  Instance clean = Gemm("kb/templates/gemm_mma.py");
   clean.source = bug + "\n" + clean.source;
   Instance seeded = clean;
   seeded.kernel = "gemm_mma_seeded";
@@ -209,7 +209,7 @@ TEST_CASE("the remote gate waits while the service is down and goes on when it i
   vo.address = address;
   vo.retry_ms = 100;
   RemoteVerifierGate gate(vo);
-  Instance clean = Gemm("examples/gemm_mma.py");
+  Instance clean = Gemm("kb/templates/gemm_mma.py");
   GateReport r;
   std::thread t([&] { r = gate.Check(clean, "interp"); });
   // Start the service only once the gate has found it down (on a loaded

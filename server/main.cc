@@ -5,7 +5,7 @@
 #include "base/daemon_flags.h"
 #include "base/flags.h"
 #include "base/signals.h"
-#include "clients/dashboard/dashboard.h"
+#include "server/dashboard/dashboard.h"
 #include "server/server.h"
 
 int main(int argc, char** argv) {

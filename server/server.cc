@@ -17,14 +17,14 @@ Server::Server(ServerOptions options) : options_(std::move(options)) {}
 Server::~Server() { Shutdown(); }
 
 absl::StatusOr<std::string> Server::Start() {
-  StoreOptions store_options;
+  store::StoreOptions store_options;
   store_options.lease_ms = options_.lease_ms;
   store_options.max_attempts = options_.max_attempts;
   ASSIGN_OR_RETURN(options_.auth,
                    Authenticator::FromFiles(options_.token_file, options_.worker_token_file,
                                             options_.admin_token_file));
   ASSIGN_OR_RETURN(auto credentials, MakeServerCredentials(options_));
-  ASSIGN_OR_RETURN(store_, JobStore::Open(options_.db_path, store_options));
+  ASSIGN_OR_RETURN(store_, store::JobStore::Open(options_.db_path, store_options));
   jobs_ = std::make_unique<JobServiceImpl>(store_.get(), options_, &stopping_);
   if (!options_.read_only) {
     planner_ = std::make_unique<planner::Planner>(store_.get(), options_.planner);

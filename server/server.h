@@ -20,7 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "planner/planner.h"
-#include "server/store.h"
+#include "store/store.h"
 
 namespace argus::server {
 
@@ -62,13 +62,13 @@ class Server {
   absl::StatusOr<std::string> Start();
   void Shutdown();
   void Wait();
-  JobStore* store() { return store_.get(); }
+  store::JobStore* store() { return store_.get(); }
 
  private:
   void ReapLoop();
 
   ServerOptions options_;
-  std::unique_ptr<JobStore> store_;
+  std::unique_ptr<store::JobStore> store_;
   std::unique_ptr<planner::Planner> planner_;
   std::unique_ptr<JobServiceImpl> jobs_;
   std::unique_ptr<WorkerServiceImpl> workers_;

@@ -15,7 +15,7 @@ namespace argus::server {
 namespace {
 
 std::string TempDbPath() {
-  auto dir = std::filesystem::temp_directory_path() / ("argus-server-test-" + NewId("d"));
+  auto dir = std::filesystem::temp_directory_path() / ("argus-server-test-" + store::NewId("d"));
   std::filesystem::create_directories(dir);
   return (dir / "argus.db").string();
 }

@@ -138,7 +138,7 @@ Status JobServiceImpl::SubmitJob(ServerContext* ctx, const v1::SubmitJobRequest*
                        " unfinished jobs (limit ", options_.max_concurrent_jobs_per_client, ")"));
     }
   }
-  std::vector<NewTask> tasks;
+  std::vector<store::NewTask> tasks;
   switch (spec.kind()) {
     case v1::JOB_KIND_PROBE: {
       auto alive = store_->AliveWorkers(now, AliveMs(options_));

@@ -13,7 +13,7 @@
 #include "argus/v1/jobs.grpc.pb.h"
 #include "argus/v1/workers.grpc.pb.h"
 #include "server/server.h"
-#include "server/store.h"
+#include "store/store.h"
 
 namespace argus::planner {
 class Planner;
@@ -23,7 +23,8 @@ namespace argus::server {
 
 class JobServiceImpl final : public v1::JobService::Service {
  public:
-  JobServiceImpl(JobStore* store, const ServerOptions& options, const std::atomic<bool>* stopping)
+  JobServiceImpl(store::JobStore* store, const ServerOptions& options,
+                 const std::atomic<bool>* stopping)
       : store_(store), options_(options), stopping_(stopping) {}
 
   grpc::Status SubmitJob(grpc::ServerContext*, const v1::SubmitJobRequest*,
@@ -43,14 +44,14 @@ class JobServiceImpl final : public v1::JobService::Service {
 
  private:
   planner::Planner* planner_ = nullptr;
-  JobStore* store_;
+  store::JobStore* store_;
   ServerOptions options_;
   const std::atomic<bool>* stopping_;
 };
 
 class WorkerServiceImpl final : public v1::WorkerService::Service {
  public:
-  WorkerServiceImpl(JobStore* store, const ServerOptions& options,
+  WorkerServiceImpl(store::JobStore* store, const ServerOptions& options,
                     const std::atomic<bool>* stopping)
       : store_(store), options_(options), stopping_(stopping) {}
 
@@ -64,7 +65,7 @@ class WorkerServiceImpl final : public v1::WorkerService::Service {
                             v1::ReportResultResponse*) override;
 
  private:
-  JobStore* store_;
+  store::JobStore* store_;
   ServerOptions options_;
   const std::atomic<bool>* stopping_;
 };

@@ -202,11 +202,11 @@ TEST_CASE("fragment math: the flash attention template verifies in every configu
 }
 
 TEST_CASE("Hopper: the FA3-style attention kernels verify in every template configuration") {
-  // examples/flash_attention_wgmma.py holds three KB templates' kernels
+  // kb/templates/flash_attention_wgmma.py holds three KB templates' kernels
   // (flash_attention_wgmma_serial, flash_attention_wgmma and
   // flash_attention_wgmma_pingpong, whose named barriers order no access): causal and
   // not, D64/D128, GQA, BN and STAGES knobs, at the tune shapes.
-  std::string text = Slurp(fs::path(ARGUS_SOURCE_DIR) / "examples/flash_attention_wgmma.py");
+  std::string text = Slurp(fs::path(ARGUS_SOURCE_DIR) / "kb/templates/flash_attention_wgmma.py");
   struct Cfg {
     const char *hd, *g, *bn, *stages, *causal;
     int64_t b, h, s;
@@ -341,8 +341,8 @@ TEST_CASE("an unmasked tail is reported when the shape does not divide the tile"
   VerifyOptions opt;
   opt.dims = {{"M", 4096}, {"N", 4096}};
   opt.use_cache = false;
-  auto r = VerifySource("gemm_mma.py", Slurp(fs::path(ARGUS_SOURCE_DIR) / "examples/gemm_mma.py"),
-                        {}, opt);
+  auto r = VerifySource("gemm_mma.py",
+                        Slurp(fs::path(ARGUS_SOURCE_DIR) / "kb/templates/gemm_mma.py"), {}, opt);
   REQUIRE(r.ok());
   CHECK(!r->verified());
   bool oob = false;
@@ -351,7 +351,7 @@ TEST_CASE("an unmasked tail is reported when the shape does not divide the tile"
 }
 
 TEST_CASE("deep pipelines verify: the exact window widens past the pipeline depth") {
-  std::string text = Slurp(fs::path(ARGUS_SOURCE_DIR) / "examples/gemm_mma.py");
+  std::string text = Slurp(fs::path(ARGUS_SOURCE_DIR) / "kb/templates/gemm_mma.py");
   for (const char* stages : {"3", "6"}) {
     INFO(stages);
     dsl::CheckOptions co;
@@ -385,7 +385,7 @@ TEST_CASE("results are cached by IR and options") {
 TEST_CASE("the deadline stops the walk: unknown, with the program point it reached") {
   // The FA3-style attention takes ~2 s to walk at the tune dims: a 1 ms
   // budget must stop it inside the walk, not after it.
-  std::string text = Slurp(fs::path(ARGUS_SOURCE_DIR) / "examples/flash_attention_wgmma.py");
+  std::string text = Slurp(fs::path(ARGUS_SOURCE_DIR) / "kb/templates/flash_attention_wgmma.py");
   VerifyOptions opt;
   opt.dims = {{"RQ", 524288}, {"RKV", 524288}, {"BH", 128}, {"S", 4096}};
   opt.use_cache = false;
@@ -417,7 +417,7 @@ TEST_CASE("the deadline stops the walk: unknown, with the program point it reach
   CHECK(!again->cached);
   // The CLI's --deadline-ms is the same budget.
   std::ostringstream out;
-  auto cli = VerifyVerb({std::string(ARGUS_SOURCE_DIR) + "/examples/flash_attention_wgmma.py",
+  auto cli = VerifyVerb({std::string(ARGUS_SOURCE_DIR) + "/kb/templates/flash_attention_wgmma.py",
                          "--dims", "RQ=524288,RKV=524288,BH=128,S=4096", "--kernel",
                          "flash_attention_wgmma", "--deadline-ms", "1"},
                         out);
@@ -429,7 +429,8 @@ TEST_CASE("the deadline stops the walk: unknown, with the program point it reach
 TEST_CASE("argus verify: verdicts and input errors") {
   std::string root = ARGUS_SOURCE_DIR;
   std::ostringstream out;
-  auto clean = VerifyVerb({root + "/examples/gemm_mma.py", "--dims", "M=4096,N=4096,K=4096"}, out);
+  auto clean =
+      VerifyVerb({root + "/kb/templates/gemm_mma.py", "--dims", "M=4096,N=4096,K=4096"}, out);
   REQUIRE(clean.ok());
   CHECK(*clean);
   std::ostringstream js;
@@ -440,9 +441,9 @@ TEST_CASE("argus verify: verdicts and input errors") {
   CHECK(!*bug);
   CHECK(absl::StrContains(js.str(), "\"check\":\"read_before_wait\""));
   std::ostringstream ignored;
-  CHECK(!VerifyVerb({root + "/examples/gemm_mma.py", "--const", "NOPE=1"}, ignored).ok());
+  CHECK(!VerifyVerb({root + "/kb/templates/gemm_mma.py", "--const", "NOPE=1"}, ignored).ok());
   CHECK(!VerifyVerb({root + "/no/such/file.py"}, ignored).ok());
-  CHECK(!VerifyVerb({root + "/examples/gemm_mma.py", "--dims", "M=abc"}, ignored).ok());
+  CHECK(!VerifyVerb({root + "/kb/templates/gemm_mma.py", "--dims", "M=abc"}, ignored).ok());
   CHECK(!VerifyVerb({}, ignored).ok());
 }
 
@@ -592,7 +593,7 @@ std::string Bug(const std::string& name) {
 }
 
 TEST_CASE("ground truth: the clean pipeline is numerically right") {
-  Gemm g = RunGemm(Slurp(fs::path(ARGUS_SOURCE_DIR) / "examples/gemm_mma.py"), 128, 128, 128);
+  Gemm g = RunGemm(Slurp(fs::path(ARGUS_SOURCE_DIR) / "kb/templates/gemm_mma.py"), 128, 128, 128);
   REQUIRE(g.st.ok());
   CHECK(GemmError(g, 32, [](int64_t t) { return t; }) < 1e-3);
 }
@@ -717,7 +718,8 @@ std::optional<double> Fa3Error(const std::string& text, const std::string& kerne
 }
 
 TEST_CASE("ground truth (Hopper): the FA3 kernels are right, their seeded bugs are not") {
-  const std::string clean = Slurp(fs::path(ARGUS_SOURCE_DIR) / "examples/flash_attention_wgmma.py");
+  const std::string clean =
+      Slurp(fs::path(ARGUS_SOURCE_DIR) / "kb/templates/flash_attention_wgmma.py");
   for (const char* kernel : {"flash_attention_wgmma_serial", "flash_attention_wgmma",
                              "flash_attention_wgmma_pingpong"}) {
     INFO(kernel);

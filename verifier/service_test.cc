@@ -48,7 +48,7 @@ v1::VerifyRequest Req(const std::string& path) {
 TEST_CASE("VerifierService verifies, refutes and survives bad requests") {
   Fixture f;
   v1::VerifyResponse ok;
-  REQUIRE(f.Call(Req("examples/gemm_mma.py"), &ok).ok());
+  REQUIRE(f.Call(Req("kb/templates/gemm_mma.py"), &ok).ok());
   CHECK(ok.verified());
   CHECK(ok.obligations() > 0);
   CHECK(ok.proved() == ok.obligations());
@@ -78,7 +78,7 @@ TEST_CASE("VerifierService verifies, refutes and survives bad requests") {
   REQUIRE(jr.diagnostics_size() == 1);
   CHECK(jr.diagnostics(0).severity() == v1::Diagnostic::ERROR);
 
-  v1::VerifyRequest bad_const = Req("examples/gemm_mma.py");
+  v1::VerifyRequest bad_const = Req("kb/templates/gemm_mma.py");
   (*bad_const.mutable_constants())["NOPE"] = 3;
   v1::VerifyResponse br;
   REQUIRE(f.Call(bad_const, &br).ok());
@@ -89,7 +89,7 @@ TEST_CASE("VerifierService verifies, refutes and survives bad requests") {
   v1::VerifyResponse hr;
   CHECK(f.Call(huge, &hr).error_code() != grpc::StatusCode::OK);
 
-  v1::VerifyRequest neg = Req("examples/gemm_mma.py");
+  v1::VerifyRequest neg = Req("kb/templates/gemm_mma.py");
   neg.set_solver_timeout_ms(-5);
   v1::VerifyResponse nr;
   CHECK(f.Call(neg, &nr).error_code() == grpc::StatusCode::INVALID_ARGUMENT);
@@ -120,7 +120,7 @@ TEST_CASE("a deadline too short for the proof gives unknown, never proved") {
 
   // a total deadline too short: unknown or DEADLINE_EXCEEDED, never verified
   v1::VerifyResponse late;
-  grpc::Status st2 = f.Call(Req("examples/gemm_mma.py"), &late, 1);
+  grpc::Status st2 = f.Call(Req("kb/templates/gemm_mma.py"), &late, 1);
   if (st2.ok()) CHECK(!late.verified());
 }
 

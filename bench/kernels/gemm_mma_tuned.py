@@ -1,4 +1,4 @@
-"""C = A @ B (bf16 in, f32 out), the tuned variant of examples/gemm_mma.py: three cp.async stages
+"""C = A @ B (bf16 in, f32 out), the tuned variant of kb/templates/gemm_mma.py: three cp.async stages
 and a swizzled B buffer so that ldmatrix.trans reads are bank-conflict free (Swizzle(3, 3, 4) XORs
 the 16-byte chunk index with the row mod 8)."""
 

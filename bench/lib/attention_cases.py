@@ -2,12 +2,12 @@
 """Writes candidate payloads for the attention suite: the flash attentions against PyTorch SDPA
 (the runner's torch_sdpa baseline: the fastest correct backend, cuDNN on the H200) at the target
 shapes (B4 H32 S4096 D128, causal or not; B8 H16 S8192 D64): examples/flash_attention_mma.py (mma.sync,
-FA2 style; cases without a prefix) and examples/flash_attention_wgmma.py (wgmma + TMA, FA3
+FA2 style; cases without a prefix) and kb/templates/flash_attention_wgmma.py (wgmma + TMA, FA3
 style; cases "w-..." for the overlapped kernel, "ws-..." for flash_attention_wgmma_serial, "p-..."
 for flash_attention_wgmma_pingpong: the overlapped kernel with its two consumer warp groups
 taking turns on the tensor cores through named barriers; "pl-..." the same with O rescaled
 after the wait, EARLY=False; "p3-..." the same with three consumer warp groups (CWG=3, BM=192,
-FA3's D64 configuration); "ps-..." examples/flash_attention_wgmma_persistent.py, the
+FA3's D64 configuration); "ps-..." kb/templates/flash_attention_wgmma_persistent.py, the
 ping-pong kernel on a persistent grid of 132 blocks); "simt-..." examples/flash_attention.py
 (no tensor cores; D64 only: at HD=128 its thread_layout vec = HD // 4 = 32 > 16 does not compile).
 
@@ -78,18 +78,20 @@ def simt_cases():
 
 
 def all_cases():
-    """name -> (kernel, file under examples/, consts, dims, causal, timing)."""
-    out = {n: ("flash_attention_mma", "flash_attention_mma.py") + v for n, v in cases().items()}
-    out.update({n: (v[0], v[0] + ".py" if v[0].endswith("_persistent")
-                       else "flash_attention_wgmma.py") + v[1:]
+    """name -> (kernel, file relative to the repository root, consts, dims, causal, timing)."""
+    out = {n: ("flash_attention_mma", "examples/flash_attention_mma.py") + v
+           for n, v in cases().items()}
+    out.update({n: (v[0], "kb/templates/" + (v[0] + ".py" if v[0].endswith("_persistent")
+                                             else "flash_attention_wgmma.py")) + v[1:]
                 for n, v in wgmma_cases().items()})
-    out.update({n: (v[0], "flash_attention.py") + v[1:] for n, v in simt_cases().items()})
+    out.update({n: (v[0], "examples/flash_attention.py") + v[1:]
+                for n, v in simt_cases().items()})
     return out
 
 
 def payload(name, case):
     kernel, f, consts, dims, causal, timing = case
-    with open(os.path.join(ROOT, "examples", f)) as fh:
+    with open(os.path.join(ROOT, f)) as fh:
         src = fh.read()
     check = {"op": "attention", "a": "Q", "b": "K", "d": "V", "c": "O", "causal": causal}
     if kernel != "flash_attention":

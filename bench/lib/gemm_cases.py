@@ -23,7 +23,7 @@ KSCAN = {f"4k-k{k // 1024}k": {"M": 4096, "N": 4096, "K": k} for k in (1024, 204
 QUICK = {"warmup": 3, "reps": 5}
 PERF = {"warmup": 10, "reps": 30}
 ROUNDS = dict(PERF, rounds=5)  # ours and cuBLAS timed alternately, 5 times each (runner_core.h)
-SPLITK_GEMM = ("examples/gemm_wgmma_splitk.py", "gemm_splitk_tail")
+SPLITK_GEMM = ("kb/templates/gemm_wgmma_splitk.py", "gemm_splitk_tail")
 # Sources whose kernels run as a pipeline over one set of tensors (the payload's "pipeline").
 PIPELINES = {SPLITK_GEMM[0]: ["gemm_splitk_dp", "gemm_splitk_tail"]}
 
@@ -31,7 +31,7 @@ PIPELINES = {SPLITK_GEMM[0]: ["gemm_splitk_dp", "gemm_splitk_tail"]}
 def cases():
     out = {}
     per_tile = ("examples/gemm_wgmma.py", "gemm_wgmma")
-    coop = ("examples/gemm_wgmma_persistent.py", "gemm_wgmma_persistent")
+    coop = ("kb/templates/gemm_wgmma_persistent.py", "gemm_wgmma_persistent")
     ping = ("examples/gemm_wgmma_pingpong.py", "gemm_wgmma_pingpong")
     variants = {  # short name -> (file, kernel, consts); "w" at the small shape only
         "w": per_tile + ({},),
@@ -55,9 +55,9 @@ def cases():
     for s, dims in KSCAN.items():
         out[f"p-{s}"] = coop + ({}, dims, PERF)
     out["pbm256g16-8k"] = coop + ({"BM": "256", "BN": "128", "GROUP": "16"}, SHAPES["8k"], PERF)
-    # The TMA-store epilogue (examples/gemm_wgmma_tma_store.py): EBUFS shared sub-tile
+    # The TMA-store epilogue (kb/templates/gemm_wgmma_tma_store.py): EBUFS shared sub-tile
     # buffers per consumer warp group; 4 stages fit with 2 buffers, 3 stages with 4.
-    tstore = ("examples/gemm_wgmma_tma_store.py", "gemm_wgmma_tma_store")
+    tstore = ("kb/templates/gemm_wgmma_tma_store.py", "gemm_wgmma_tma_store")
     for short, consts in {"t": {}, "te4s3": {"EBUFS": "4", "STAGES": "3"},
                           "tg8": {"GROUP": "8"}, "tg32": {"GROUP": "32"},
                           "ts128": {"SMS": "128"},
@@ -89,7 +89,7 @@ def cases():
                           "tn192": {"BN": "192", "EBUFS": "4"}}.items():
         for s, dims in SHAPES.items():
             out[f"r{short}-{s}"] = tstore + (consts, dims, ROUNDS)
-    # The split-K tail (examples/gemm_wgmma_splitk.py, a pipeline of two launches): the
+    # The split-K tail (kb/templates/gemm_wgmma_splitk.py, a pipeline of two launches): the
     # TILES // 132 * 132 data-parallel tiles as in te4s3, then the tail tiles in SPLITK units of
     # K / 64 / SPLITK k-steps each, added into C with TMA reduce-add stores. Critical path in tile
     # times (128 x 256 tiles): 4096 x 14336: 13 + 76 * SPLITK units over 132 blocks (SPLITK 4:

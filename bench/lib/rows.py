@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROWS = [
     ("gemm-4k", "GEMM 4096^3 bf16 vs cuBLAS", 1.00, 3,
      [("gemm", "best-4k"), ("gemm", "te4s3-4k")]),
-    # sk4e4s3: the split-K tail (examples/gemm_wgmma_splitk.py, two launches; SPLITK 4, EBUFS 4,
+    # sk4e4s3: the split-K tail (kb/templates/gemm_wgmma_splitk.py, two launches; SPLITK 4, EBUFS 4,
     # STAGES 3, 132 blocks), the best of the split variants that docs/perf.md's split-K section
     # measured (the others, sk16-4k, sk8e4s3-*, sk16e4s3-4kx14k, sk8-4kx14k, sk4e4s3s128-4kx14k,
     # were in these rows for those runs; bench/gemm.sh builds any of them by name).

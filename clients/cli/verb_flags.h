@@ -1,5 +1,5 @@
 // clients/cli/verb_flags.h: the flag handling the verbs in *_verb.cc share:
-// the global flags (--server, --json, --log_level), --help, logging set-up,
+// the global flags (--server, --json, --log_level, --data_dir), --help, logging set-up,
 // a count check of the positional arguments, and the one-line error.
 //
 // Thread safety: for the main thread, as the verbs.
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/data_dir.h"
 #include "base/flags.h"
 #include "base/logging.h"
 #include "clients/cli/exit_codes.h"
@@ -26,6 +27,7 @@ struct VerbFlags {
     f.String("server", &server, "argus-server address (default: $ARGUS_SERVER)");
     if (with_json) f.Bool("json", &json, "print JSON for scripts");
     f.String("log_level", &log_level, "trace, debug, info, warn, error, off");
+    DeclareDataDirFlag(f);
   }
 };
 

@@ -1,5 +1,6 @@
-"""C = A @ B on tensor cores: a STAGES-deep cp.async pipeline feeding mma.sync.m16n8k16 (bf16
-in, f32 accumulate). The tag assertions state which A and B tiles each MMA consumes."""
+"""C = A @ B on tensor cores: a STAGES-deep cp.async pipeline feeding mma.sync.m16n8k16 (bf16 in,
+f32 accumulate). The tag assertions state which A and B tiles each MMA consumes; the verifier
+proves them for every thread, element and iteration."""
 
 
 @kernel(threads=256)

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "base/flags.h"
-#include "clients/dashboard/demo_seed.h"
+#include "server/dashboard/demo_seed.h"
 
 int main(int argc, char** argv) {
   std::string db, source_file;
@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   }
   std::stringstream ss;
   ss << in.rdbuf();
-  auto store = argus::server::JobStore::Open(db);
+  auto store = argus::store::JobStore::Open(db);
   if (!store.ok()) {
     std::cerr << "dashboard_seed: " << store.status().message() << "\n";
     return 1;

@@ -10,7 +10,7 @@ kernel's highlighted invariants, the counterexamples, live updates, and the
 404 page. Saves screenshots to build/test-artifacts/.
 
 usage: dashboard_test.py --bin BUILD/bin --seeder BUILD/tests/dashboard_seed
-                         --source examples/gemm_mma.py --artifacts DIR
+                         --source kb/templates/gemm_mma.py --artifacts DIR
 """
 import argparse
 import json

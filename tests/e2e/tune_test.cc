@@ -373,7 +373,8 @@ TEST_CASE("argus export of one TMA kernel encodes its tensor maps and allows its
   json result = json::parse(Column(h.db(), "SELECT result_json FROM jobs")[0]);
   json& best = result["best"];
   best["kernel"] = "gemm_wgmma_tma_store";
-  best["source"] = ReadText(std::string(ARGUS_SOURCE_DIR) + "/examples/gemm_wgmma_tma_store.py");
+  best["source"] =
+      ReadText(std::string(ARGUS_SOURCE_DIR) + "/kb/templates/gemm_wgmma_tma_store.py");
   best["constants"] = json::object();
   best["dims"] = {{"M", 256}, {"N", 512}, {"K", 384}};
   best["check"] = {{"op", "gemm"}, {"a", "A"}, {"b", "B"}, {"c", "C"}, {"b_layout", "kn"}};

@@ -174,12 +174,12 @@ TEST_CASE(
   {
     // Candidate tasks go into the store as the planner adds them; the server
     // hands them out like any other.
-    auto store = server::JobStore::Open(h.db());
+    auto store = store::JobStore::Open(h.db());
     REQUIRE(store.ok());
     v1::JobSpec spec;
     spec.set_kind(v1::JOB_KIND_PROBE);
     spec.set_client("faults");
-    std::vector<server::NewTask> tasks(kCandidates, {"candidate", payload.dump(), "", false});
+    std::vector<store::NewTask> tasks(kCandidates, {"candidate", payload.dump(), "", false});
     int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::system_clock::now().time_since_epoch())
                       .count();
@@ -193,7 +193,7 @@ TEST_CASE(
       "SELECT COUNT(*) FROM jobs WHERE state IN (3, 4) AND id = '" + job_id + "'";
   REQUIRE(Harness::WaitFor([&] { return Count(h.db(), finished) == 1; }, 60'000));
   double s = std::chrono::duration<double>(Clock::now() - t0).count();
-  auto store = server::JobStore::Open(h.db());
+  auto store = store::JobStore::Open(h.db());
   REQUIRE(store.ok());
   auto job = (*store)->GetJob(job_id);
   REQUIRE(job.ok());

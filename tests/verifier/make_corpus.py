@@ -192,7 +192,7 @@ BUGS = [
     ("hopper_wgmma_smem_race", SYNC, [("        wgmma_wait(0)\n        barrier()\n", "        wgmma_wait(0)\n")],
      "shared_race", "a = wgmma_operand(sA", ["racing write", "until the wgmma_wait"], G,
      "no barrier after wgmma_wait: the next iteration's copy overwrites a tile the other warp group's wgmma still reads"),
-    # FA3-style Hopper attention (examples/flash_attention_wgmma.py; S = 512: four K/V tiles, two
+    # FA3-style Hopper attention (kb/templates/flash_attention_wgmma.py; S = 512: four K/V tiles, two
     # passes over the 2-stage rings). The first two and the last are in the overlapped kernel
     # (peeled first and last iterations, P(t-1) carried into iteration t as a register operand).
     ("fa3_parity_shifted", FA3,

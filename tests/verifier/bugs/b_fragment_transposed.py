@@ -1,5 +1,5 @@
 # verifier-bug: the B fragment is loaded through a transposed view: lanes get B's elements in the wrong order
-# seeded into examples/gemm_mma.py
+# seeded into kb/templates/gemm_mma.py
 # expect: tag_assert line 38
 # cex: expected B(
 # cex: found B(

@@ -1,5 +1,5 @@
 # verifier-bug: B tile coordinates swapped in the refill
-# seeded into examples/gemm_mma.py
+# seeded into kb/templates/gemm_mma.py
 # expect: tag_assert line 38
 # cex: expected B(
 # cex: found B(

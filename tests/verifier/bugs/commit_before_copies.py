@@ -1,5 +1,5 @@
 # verifier-bug: the producer commits its group before issuing the copies, so they join the next group
-# seeded into examples/gemm_mma.py
+# seeded into kb/templates/gemm_mma.py
 # expect: read_before_wait line 34
 # cex: written at
 # dims: M=4096,N=4096,K=4096

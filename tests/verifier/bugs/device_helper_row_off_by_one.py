@@ -3,7 +3,7 @@
 # expect: oob line 62
 # cex: out-of-bounds access to tensor A at (4096,
 # dims: M=4096,N=4096,K=4096
-"""examples/gemm_wgmma_tma_store.py with its tile scheduler in @device functions: the grouped
+"""kb/templates/gemm_wgmma_tma_store.py with its tile scheduler in @device functions: the grouped
 tile order (grouped_row, grouped_col) and the clamp of the last column tile (clamp_last, an early
 return). The verifier computes a device function's integer result from its arguments, so the
 bounds of the TMA tiles and the stores' tag flow are proved through the calls."""

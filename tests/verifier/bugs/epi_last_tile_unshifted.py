@@ -1,5 +1,5 @@
 # verifier-bug: 320-wide tiles with the last column tile not shifted back to end at N: at N = 14336 (not a multiple of 320) its B loads and C stores run past column N
-# seeded into examples/gemm_wgmma_tma_store.py (BN = 320, STAGES = 3 as defaults; bc without min(..., N // 64 - BN // 64))
+# seeded into kb/templates/gemm_wgmma_tma_store.py (BN = 320, STAGES = 3 as defaults; bc without min(..., N // 64 - BN // 64))
 # expect: oob line 55
 # cex: out-of-bounds access to tensor B
 # dims: M=4096,N=14336,K=4096

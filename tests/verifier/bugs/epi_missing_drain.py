@@ -1,5 +1,5 @@
 # verifier-bug: the kernel ends without tma_store_wait(0): the last stores may still read shared memory
-# seeded into examples/gemm_wgmma_tma_store.py
+# seeded into kb/templates/gemm_wgmma_tma_store.py
 # expect: bulk_store_drain line 84
 # cex: tma_store_wait(0)
 # dims: M=4096,N=4096,K=4096

@@ -1,5 +1,5 @@
 # verifier-bug: the fragment stores feed the copy engine (async proxy) without fence_proxy_async
-# seeded into examples/gemm_wgmma_tma_store.py
+# seeded into kb/templates/gemm_wgmma_tma_store.py
 # expect: proxy_fence line 84
 # cex: fence_proxy_async
 # cex: written at

@@ -1,5 +1,5 @@
 # verifier-bug: the warp group writes the buffer without the barrier that passes on the elected thread's tma_store_wait
-# seeded into examples/gemm_wgmma_tma_store.py
+# seeded into kb/templates/gemm_wgmma_tma_store.py
 # expect: bulk_store_reuse line 79
 # cex: may still read it
 # dims: M=4096,N=4096,K=4096

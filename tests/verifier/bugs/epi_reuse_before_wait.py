@@ -1,5 +1,5 @@
 # verifier-bug: a sub-tile buffer is rewritten while the tma_store of EBUFS sub-tiles ago may still read it (the wait leaves one group too many in flight)
-# seeded into examples/gemm_wgmma_tma_store.py
+# seeded into kb/templates/gemm_wgmma_tma_store.py
 # expect: bulk_store_reuse line 81
 # cex: may still read it
 # cex: written at

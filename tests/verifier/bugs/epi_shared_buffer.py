@@ -1,5 +1,5 @@
 # verifier-bug: both consumer warp groups use warp group 0's buffers
-# seeded into examples/gemm_wgmma_tma_store.py
+# seeded into kb/templates/gemm_wgmma_tma_store.py
 # expect: bulk_store_race line 80
 # cex: warp group
 # dims: M=4096,N=4096,K=4096

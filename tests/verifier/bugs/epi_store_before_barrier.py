@@ -1,5 +1,5 @@
 # verifier-bug: the elected thread issues the tma_store without waiting for the other threads' fragment stores (no barrier after the fence)
-# seeded into examples/gemm_wgmma_tma_store.py
+# seeded into kb/templates/gemm_wgmma_tma_store.py
 # expect: bulk_store_unordered line 83
 # cex: warpgroup_barrier
 # dims: M=4096,N=4096,K=4096

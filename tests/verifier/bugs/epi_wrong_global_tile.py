@@ -1,5 +1,5 @@
 # verifier-bug: each 64x32 sub-tile is stored one sub-tile to the right (wrapping): in bounds, well synchronized, wrong place
-# seeded into examples/gemm_wgmma_tma_store.py
+# seeded into kb/templates/gemm_wgmma_tma_store.py
 # expect: tag_flow line 84
 # cex: but the wgmma operand tags put it at
 # dims: M=4096,N=4096,K=4096

@@ -1,5 +1,5 @@
 # verifier-bug: every warp group stores sub-tile row 0 of the accumulator, which only warp group 1 holds
-# seeded into examples/gemm_wgmma_tma_store.py
+# seeded into kb/templates/gemm_wgmma_tma_store.py
 # expect: bulk_store_stale line 84
 # cex: does not write
 # dims: M=4096,N=4096,K=4096

@@ -1,5 +1,5 @@
 # verifier-bug: S = Q K^T's B operand taken from the K tile without .T (row-major where wgmma needs K-major; BN = 64 so the shapes agree): B's rows are key positions, not head-dim columns
-# seeded into examples/flash_attention_wgmma.py
+# seeded into kb/templates/flash_attention_wgmma.py
 # expect: mma_k_mismatch line 81
 # cex: A column k=
 # cex: B row k=

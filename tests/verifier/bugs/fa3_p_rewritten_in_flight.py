@@ -1,5 +1,5 @@
 # verifier-bug: P(t) is written into the register operand before the wgmma_wait(0) that covers P(t-1) V(t-1), which still reads it
-# seeded into examples/flash_attention_wgmma.py
+# seeded into kb/templates/flash_attention_wgmma.py
 # expect: wgmma_operand_overwrite line 357
 # cex: expected wgmma group
 # cex: known complete

@@ -1,5 +1,5 @@
 # verifier-bug: the loop's wait on kfull uses the parity of the next round (the peeled first wait fixes the convention)
-# seeded into examples/flash_attention_wgmma.py
+# seeded into kb/templates/flash_attention_wgmma.py
 # expect: mbarrier_parity line 327
 # cex: expected parity
 # cex: filled in iteration t=

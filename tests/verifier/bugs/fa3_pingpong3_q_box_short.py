@@ -1,5 +1,5 @@
 # verifier-bug: three consumer warp groups, but the producer loads only two of the three 64-row Q boxes (and announces their bytes): the third group's S = Q K^T reads rows of sQ that nothing fills
-# seeded into examples/flash_attention_wgmma.py
+# seeded into kb/templates/flash_attention_wgmma.py
 # expect: uninitialized_read line 175
 # cex: found uninitialized
 # dims: RQ=4096,RKV=4096,BH=8,S=512

@@ -1,5 +1,5 @@
 # verifier-bug: three consumer warp groups (CWG = 3) but K stages that count two releases per phase: a stage goes back to the producer before the third group's S(t) has read it
-# seeded into examples/flash_attention_wgmma.py
+# seeded into kb/templates/flash_attention_wgmma.py
 # expect: mbarrier_count line 185
 # cex: expects 2 arrivals per phase
 # cex: brings 3

@@ -1,5 +1,5 @@
 # verifier-bug: half of each warp arrives on the other group's barrier (named barriers are reached by whole warp groups)
-# seeded into examples/flash_attention_wgmma.py
+# seeded into kb/templates/flash_attention_wgmma.py
 # expect: warpgroup_divergence line 182
 # cex: does not reach it
 # dims: RQ=4096,RKV=4096,BH=8,S=512

@@ -1,5 +1,5 @@
 # verifier-bug: a consumer group's first sync counts only its own 128 threads: its barrier (3 + warp group: 4, 5) is used with counts 128 and 256 (the other group's arrivals complete a generation early)
-# seeded into examples/flash_attention_wgmma.py
+# seeded into kb/templates/flash_attention_wgmma.py
 # expect: named_barrier_count line 175
 # cex: different thread counts (128, 256)
 # cex: threads on barrier 5

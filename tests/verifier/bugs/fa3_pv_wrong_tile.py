@@ -1,5 +1,5 @@
 # verifier-bug: the producer streams the V tiles in reverse: P(t-1), carried into iteration t as the register A operand, meets another tile's V rows
-# seeded into examples/flash_attention_wgmma.py
+# seeded into kb/templates/flash_attention_wgmma.py
 # expect: mma_k_mismatch line 345
 # cex: A column k=
 # cex: B row k=

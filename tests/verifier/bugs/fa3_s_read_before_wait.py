@@ -1,5 +1,5 @@
 # verifier-bug: the softmax reads S(t) with no wgmma_wait covering its wgmma (the wait(1) after the two commits is gone)
-# seeded into examples/flash_attention_wgmma.py
+# seeded into kb/templates/flash_attention_wgmma.py
 # expect: wgmma_read_before_wait line 350
 # cex: expected wgmma group
 # cex: known complete

@@ -1,5 +1,5 @@
 # verifier-bug: one buffer for a two-stage pipeline: the refill overwrites the stage being read
-# seeded into examples/gemm_mma.py
+# seeded into kb/templates/gemm_mma.py
 # expect: tag_assert line 37
 # cex: expected A(
 # cex: found A(

@@ -1,5 +1,5 @@
 # verifier-bug: STAGES - 1 buffers for STAGES stages: the refill indexes past the buffer
-# seeded into examples/gemm_mma.py
+# seeded into kb/templates/gemm_mma.py
 # expect: oob line 31
 # cex: out-of-bounds access to shared buffer sA
 # dims: M=4096,N=4096,K=4096

@@ -1,5 +1,5 @@
 # verifier-bug: A and B fragments taken from different K slices
-# seeded into examples/gemm_mma.py
+# seeded into kb/templates/gemm_mma.py
 # expect: mma_k_mismatch line 39
 # cex: A column k=
 # cex: B row k=

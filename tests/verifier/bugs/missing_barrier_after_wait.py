@@ -1,5 +1,5 @@
 # verifier-bug: no barrier between the wait and the reads: other threads' copies are not visible
-# seeded into examples/gemm_mma.py
+# seeded into kb/templates/gemm_mma.py
 # expect: shared_race line 34
 # cex: racing write by thread
 # cex: async copy in flight

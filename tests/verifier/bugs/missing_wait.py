@@ -1,5 +1,5 @@
 # verifier-bug: no wait_group before reading the stage an async copy fills
-# seeded into examples/gemm_mma.py
+# seeded into kb/templates/gemm_mma.py
 # expect: read_before_wait line 34
 # cex: written at
 # cex: cp_async

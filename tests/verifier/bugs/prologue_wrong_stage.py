@@ -1,5 +1,5 @@
 # verifier-bug: the prologue fills the wrong stage: iteration 0 reads a stage no one wrote
-# seeded into examples/gemm_mma.py
+# seeded into kb/templates/gemm_mma.py
 # expect: uninitialized_read line 34
 # cex: uninitialized
 # dims: M=4096,N=4096,K=4096

@@ -1,5 +1,5 @@
 # verifier-bug: the reduce-add store of each 64x32 sub-tile goes one warp group down (rows of the other half): partial sums added into the wrong rows
-# seeded into examples/gemm_wgmma_splitk.py (gemm_splitk_tail)
+# seeded into kb/templates/gemm_wgmma_splitk.py (gemm_splitk_tail)
 # expect: tag_flow line 80
 # cex: but the wgmma operand tags put it at
 # dims: M=4096,N=14336,K=4096

@@ -1,5 +1,5 @@
 # verifier-bug: a split-K unit loads A from k-step k instead of its offset kb + k: every unit adds the first KU k-steps of A against its own B rows
-# seeded into examples/gemm_wgmma_splitk.py (gemm_splitk_tail)
+# seeded into kb/templates/gemm_wgmma_splitk.py (gemm_splitk_tail)
 # expect: tag_assert line 61
 # cex: A(
 # dims: M=4096,N=14336,K=4096

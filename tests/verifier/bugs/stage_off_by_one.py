@@ -1,5 +1,5 @@
 # verifier-bug: pipeline stage index off by one: the A fragment is read from the stage being refilled
-# seeded into examples/gemm_mma.py
+# seeded into kb/templates/gemm_mma.py
 # expect: tag_assert line 39
 # cex: expected A(
 # cex: found A(

@@ -1,5 +1,5 @@
 # verifier-bug: a silu epilogue (fragment math on the accumulator) whose TMA stores send each consumer warp group's rows to the other group's: the stored value is no accumulator, but each element is made of the accumulator's element there
-# seeded into examples/gemm_wgmma_tma_store.py
+# seeded into kb/templates/gemm_wgmma_tma_store.py
 # expect: tag_flow line 93
 # cex: made of accumulator 'acc' element by element
 # cex: but the wgmma operand tags put it at C(

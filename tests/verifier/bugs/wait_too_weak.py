@@ -1,5 +1,5 @@
 # verifier-bug: wait_group lets the group that fills the current stage stay in flight
-# seeded into examples/gemm_mma.py
+# seeded into kb/templates/gemm_mma.py
 # expect: read_before_wait line 34
 # cex: written at
 # dims: M=4096,N=4096,K=4096

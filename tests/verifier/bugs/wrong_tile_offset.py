@@ -1,5 +1,5 @@
 # verifier-bug: the refill copies tile k instead of tile k + STAGES - 1
-# seeded into examples/gemm_mma.py
+# seeded into kb/templates/gemm_mma.py
 # expect: tag_assert line 38
 # cex: expected A(
 # cex: found A(

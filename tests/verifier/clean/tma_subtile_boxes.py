@@ -1,5 +1,5 @@
 # dims: M=4096,N=4096,K=4096
-"""examples/gemm_wgmma_tma_store.py (persistent, TMA-store epilogue) with A loaded in two 64-row
+"""kb/templates/gemm_wgmma_tma_store.py (persistent, TMA-store epilogue) with A loaded in two 64-row
 boxes, one statement each: the two fills of a stage in the reader's own iteration together cover
 what the wgmma reads, so the older rounds of the ring are left out of the tag queries (with them
 the tag assertion on A ran past the solver's 5 s)."""

@@ -1,9 +1,9 @@
-// clients/dashboard/assets.h: the dashboard's static files (HTML, JS, CSS),
-// embedded into the binary at build time from clients/dashboard/assets/.
+// server/dashboard/assets.h: the dashboard's static files (HTML, JS, CSS),
+// embedded into the binary at build time from server/dashboard/assets/.
 //
 // Thread safety: immutable data.
-#ifndef ARGUS_CLIENTS_DASHBOARD_ASSETS_H_
-#define ARGUS_CLIENTS_DASHBOARD_ASSETS_H_
+#ifndef ARGUS_SERVER_DASHBOARD_ASSETS_H_
+#define ARGUS_SERVER_DASHBOARD_ASSETS_H_
 
 #include <string_view>
 
@@ -20,4 +20,4 @@ const Asset* FindAsset(std::string_view name);
 
 }  // namespace argus::dashboard
 
-#endif  // ARGUS_CLIENTS_DASHBOARD_ASSETS_H_
+#endif  // ARGUS_SERVER_DASHBOARD_ASSETS_H_

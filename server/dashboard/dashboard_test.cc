@@ -1,4 +1,4 @@
-#include "clients/dashboard/dashboard.h"
+#include "server/dashboard/dashboard.h"
 
 #include <unistd.h>
 
@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "clients/dashboard/demo_seed.h"
-#include "clients/dashboard/test_client.h"
 #include "nlohmann/json.hpp"
+#include "server/dashboard/demo_seed.h"
+#include "server/dashboard/test_client.h"
 
 namespace argus::dashboard {
 namespace {
@@ -20,10 +20,10 @@ struct Fixture {
       (std::filesystem::temp_directory_path() / ("argus-dash-" + std::to_string(getpid()) + "-" +
                                                  std::to_string(reinterpret_cast<uintptr_t>(this))))
           .string();
-  std::unique_ptr<server::JobStore> store;
+  std::unique_ptr<store::JobStore> store;
   Fixture() {
     std::filesystem::create_directories(dir);
-    auto s = server::JobStore::Open(dir + "/argus.db");
+    auto s = store::JobStore::Open(dir + "/argus.db");
     REQUIRE(s.ok());
     store = std::move(*s);
   }

@@ -12,8 +12,8 @@
 #include "gpu_worker/daemon.h"
 #include "nlohmann/json.hpp"
 #include "planner/interp_backend.h"
-#include "planner/test_stack.h"
 #include "server/server.h"
+#include "tests/planner/test_stack.h"
 
 namespace argus::planner {
 namespace {
@@ -48,7 +48,7 @@ v1::JobSpec GemmSpec(int64_t m, int64_t n, int64_t k, int max_candidates) {
 }
 
 // Steps until the trajectory first reaches `target_ratio` (1-based), or 0.
-int StepsToReach(server::JobStore* store, const std::string& job, double target_ratio) {
+int StepsToReach(store::JobStore* store, const std::string& job, double target_ratio) {
   auto rows = *store->ListTrajectory(job);
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].reward >= target_ratio * 0.999) return static_cast<int>(i) + 1;
@@ -105,14 +105,12 @@ TEST_CASE("a tune job runs verified candidates on a worker and records every ste
 TEST_CASE("the verifier gate rejects a seeded bug with its counterexample; clean ones run",
           "[planner]") {
   const std::string src = ARGUS_SOURCE_DIR;
-  // A copy of the source tree's kb/ and examples/ side by side: templates
-  // name example kernels as ../../examples/NAME.py.
+  // A copy of the source tree's kb/.
   fs::path root = fs::temp_directory_path() / "argus_planner_test_seeded";
   fs::path kb = root / "kb";
   fs::remove_all(root);
   fs::create_directories(root);
   fs::copy(src + "/kb", kb, fs::copy_options::recursive);
-  fs::copy(src + "/examples", root / "examples", fs::copy_options::recursive);
   fs::copy_file(src + "/tests/verifier/bugs/wrong_tile_offset.py", kb / "templates/gemm_seeded.py");
   json t = json::parse(std::ifstream(kb / "templates/gemm_mma.json"));
   t["id"] = "gemm_seeded";

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "clients/dashboard/http_server.h"
+#include "server/dashboard/http_server.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string head(reinterpret_cast<const char*>(data), size);

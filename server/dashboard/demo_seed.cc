@@ -1,4 +1,4 @@
-#include "clients/dashboard/demo_seed.h"
+#include "server/dashboard/demo_seed.h"
 
 #include <chrono>
 
@@ -9,7 +9,7 @@
 
 namespace argus::dashboard {
 
-absl::StatusOr<SeededJob> SeedTuneJob(server::JobStore* store, const std::string& source, int n) {
+absl::StatusOr<SeededJob> SeedTuneJob(store::JobStore* store, const std::string& source, int n) {
   using nlohmann::json;
   int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                     std::chrono::system_clock::now().time_since_epoch())

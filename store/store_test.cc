@@ -1,4 +1,4 @@
-#include "server/store.h"
+#include "store/store.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-namespace argus::server {
+namespace argus::store {
 namespace {
 
 std::string TempDb() {
@@ -245,4 +245,4 @@ TEST_CASE("a v1 store is migrated to v2 on open and keeps its queue", "[store]")
 }
 
 }  // namespace
-}  // namespace argus::server
+}  // namespace argus::store

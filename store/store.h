@@ -1,4 +1,4 @@
-// server/store.h: the durable job store of argus-server, over SQLite.
+// store/store.h: the durable job store of argus-server, over SQLite.
 //
 // Holds jobs, their tasks (units of work leased to workers), workers,
 // candidates, trajectory steps and artifacts. Every state change runs in one
@@ -15,8 +15,8 @@
 // 10 or 10,000 tasks queued.
 //
 // Thread safety: all methods are thread-safe (one connection, one mutex).
-#ifndef ARGUS_SERVER_STORE_H_
-#define ARGUS_SERVER_STORE_H_
+#ifndef ARGUS_STORE_STORE_H_
+#define ARGUS_STORE_STORE_H_
 
 #include <cstdint>
 #include <memory>
@@ -28,9 +28,9 @@
 #include "absl/status/statusor.h"
 #include "argus/v1/jobs.pb.h"
 #include "argus/v1/workers.pb.h"
-#include "server/sqlite.h"
+#include "store/sqlite.h"
 
-namespace argus::server {
+namespace argus::store {
 
 inline constexpr int kSchemaVersion = 2;
 
@@ -162,6 +162,6 @@ class JobStore {
 // A fresh random id with a prefix, e.g. "j-3f9a0c1d2b4e5f60".
 std::string NewId(const std::string& prefix);
 
-}  // namespace argus::server
+}  // namespace argus::store
 
-#endif  // ARGUS_SERVER_STORE_H_
+#endif  // ARGUS_STORE_STORE_H_

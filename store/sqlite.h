@@ -1,4 +1,4 @@
-// server/sqlite.h: a thin RAII layer over the SQLite C API.
+// store/sqlite.h: a thin RAII layer over the SQLite C API.
 //
 // Db owns one connection; Statement owns one prepared statement. Errors come
 // back as absl::Status carrying SQLite's message. Transaction commits
@@ -7,8 +7,8 @@
 //
 // Thread safety: a Db is not thread-safe; the JobStore serializes access to
 // it with a mutex.
-#ifndef ARGUS_SERVER_SQLITE_H_
-#define ARGUS_SERVER_SQLITE_H_
+#ifndef ARGUS_STORE_SQLITE_H_
+#define ARGUS_STORE_SQLITE_H_
 
 #include <sqlite3.h>
 
@@ -20,7 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace argus::server {
+namespace argus::store {
 
 class Db;
 
@@ -93,6 +93,6 @@ class Transaction {
   bool done_ = false;
 };
 
-}  // namespace argus::server
+}  // namespace argus::store
 
-#endif  // ARGUS_SERVER_SQLITE_H_
+#endif  // ARGUS_STORE_SQLITE_H_

@@ -1,4 +1,4 @@
-// clients/dashboard/http_server.h: a small HTTP/1.1 server over POSIX sockets.
+// server/dashboard/http_server.h: a small HTTP/1.1 server over POSIX sockets.
 //
 // Serves one handler function. Every connection carries one request and is
 // closed after the response (Connection: close), which keeps the parser
@@ -11,8 +11,8 @@
 //
 // Thread safety: Start/Shutdown from one thread. The handler is called from
 // pool threads concurrently and must be thread-safe.
-#ifndef ARGUS_CLIENTS_DASHBOARD_HTTP_SERVER_H_
-#define ARGUS_CLIENTS_DASHBOARD_HTTP_SERVER_H_
+#ifndef ARGUS_SERVER_DASHBOARD_HTTP_SERVER_H_
+#define ARGUS_SERVER_DASHBOARD_HTTP_SERVER_H_
 
 #include <atomic>
 #include <condition_variable>
@@ -111,4 +111,4 @@ class Server {
 
 }  // namespace argus::http
 
-#endif  // ARGUS_CLIENTS_DASHBOARD_HTTP_SERVER_H_
+#endif  // ARGUS_SERVER_DASHBOARD_HTTP_SERVER_H_

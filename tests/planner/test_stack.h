@@ -1,10 +1,10 @@
-// planner/test_stack.h: for the planner's tests — a real argus-server (with
+// tests/planner/test_stack.h: for the planner's tests — a real argus-server (with
 // its planner) on loopback and a real worker daemon whose "candidate" handler
 // runs the reference interpreter.
 //
 // Thread safety: use from the test's thread.
-#ifndef ARGUS_PLANNER_TEST_STACK_H_
-#define ARGUS_PLANNER_TEST_STACK_H_
+#ifndef ARGUS_TESTS_PLANNER_TEST_STACK_H_
+#define ARGUS_TESTS_PLANNER_TEST_STACK_H_
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -73,7 +73,7 @@ class Stack {
     }
     return job;
   }
-  server::JobStore* store() { return server_->store(); }
+  store::JobStore* store() { return server_->store(); }
 
  private:
   std::string db_, address_;
@@ -85,4 +85,4 @@ class Stack {
 
 }  // namespace argus::planner
 
-#endif  // ARGUS_PLANNER_TEST_STACK_H_
+#endif  // ARGUS_TESTS_PLANNER_TEST_STACK_H_

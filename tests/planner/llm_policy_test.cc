@@ -11,7 +11,7 @@
 #include <mutex>
 
 #include "nlohmann/json.hpp"
-#include "planner/test_stack.h"
+#include "tests/planner/test_stack.h"
 
 namespace argus::planner {
 namespace {

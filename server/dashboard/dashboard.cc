@@ -1,4 +1,4 @@
-#include "clients/dashboard/dashboard.h"
+#include "server/dashboard/dashboard.h"
 
 #include <google/protobuf/util/json_util.h>
 
@@ -11,8 +11,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "clients/dashboard/assets.h"
 #include "nlohmann/json.hpp"
+#include "server/dashboard/assets.h"
 #include "server/services.h"
 
 namespace argus::dashboard {
@@ -149,7 +149,7 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
   return token;
 }
 
-Dashboard::Dashboard(server::JobStore* store, DashboardOptions options)
+Dashboard::Dashboard(store::JobStore* store, DashboardOptions options)
     : store_(store), options_(std::move(options)) {}
 
 Response Dashboard::Handle(const Request& req) {
@@ -362,7 +362,7 @@ Response Dashboard::Cancel(const Request& req, const std::string& id) {
   return Response::Json(200, JobSummary(*job).dump());
 }
 
-absl::StatusOr<std::unique_ptr<http::Server>> StartDashboard(server::JobStore* store,
+absl::StatusOr<std::unique_ptr<http::Server>> StartDashboard(store::JobStore* store,
                                                              DashboardOptions options,
                                                              const std::string& listen,
                                                              std::string* bound) {

@@ -1,4 +1,4 @@
-// clients/dashboard/dashboard.h: the web dashboard of argus-server.
+// server/dashboard/dashboard.h: the web dashboard of argus-server.
 //
 // A read-only JSON API over the job store (jobs, one job with its tasks,
 // candidates and trajectory, workers) and the HTML pages that show it
@@ -12,15 +12,15 @@
 // argus_server library itself does not depend on it.
 //
 // Thread safety: Handle() is thread-safe (the JobStore is).
-#ifndef ARGUS_CLIENTS_DASHBOARD_DASHBOARD_H_
-#define ARGUS_CLIENTS_DASHBOARD_DASHBOARD_H_
+#ifndef ARGUS_SERVER_DASHBOARD_DASHBOARD_H_
+#define ARGUS_SERVER_DASHBOARD_DASHBOARD_H_
 
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "clients/dashboard/http_server.h"
-#include "server/store.h"
+#include "server/dashboard/http_server.h"
+#include "store/store.h"
 
 namespace argus::dashboard {
 
@@ -33,7 +33,7 @@ struct DashboardOptions {
 
 class Dashboard {
  public:
-  Dashboard(server::JobStore* store, DashboardOptions options);
+  Dashboard(store::JobStore* store, DashboardOptions options);
   http::Response Handle(const http::Request& req);
 
  private:
@@ -45,7 +45,7 @@ class Dashboard {
   http::Response Cancel(const http::Request& req, const std::string& id);
   bool Authorized(const http::Request& req) const;
 
-  server::JobStore* store_;
+  store::JobStore* store_;
   DashboardOptions options_;
 };
 
@@ -57,11 +57,11 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 
 // Starts the dashboard on `listen` (host:port) over `store`; returns the
 // running HTTP server and writes the bound address to *bound.
-absl::StatusOr<std::unique_ptr<http::Server>> StartDashboard(server::JobStore* store,
+absl::StatusOr<std::unique_ptr<http::Server>> StartDashboard(store::JobStore* store,
                                                              DashboardOptions options,
                                                              const std::string& listen,
                                                              std::string* bound);
 
 }  // namespace argus::dashboard
 
-#endif  // ARGUS_CLIENTS_DASHBOARD_DASHBOARD_H_
+#endif  // ARGUS_SERVER_DASHBOARD_DASHBOARD_H_

@@ -1,4 +1,4 @@
-// clients/dashboard/demo_seed.h: writes a realistic tune job (candidates and
+// server/dashboard/demo_seed.h: writes a realistic tune job (candidates and
 // trajectory steps, some verified and measured, some rejected with
 // counterexamples) into a JobStore through its public methods, for the
 // dashboard's tests and the browser test while the planner does not yet
@@ -6,13 +6,13 @@
 // (see docs/dashboard.md).
 //
 // Thread safety: as the JobStore.
-#ifndef ARGUS_CLIENTS_DASHBOARD_DEMO_SEED_H_
-#define ARGUS_CLIENTS_DASHBOARD_DEMO_SEED_H_
+#ifndef ARGUS_SERVER_DASHBOARD_DEMO_SEED_H_
+#define ARGUS_SERVER_DASHBOARD_DEMO_SEED_H_
 
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "server/store.h"
+#include "store/store.h"
 
 namespace argus::dashboard {
 
@@ -26,9 +26,9 @@ struct SeededJob {
 
 // Creates a tune job for a bf16 GEMM on sm_90a with `n` candidates derived
 // from `source` (a DSL kernel); every fourth one is rejected by the verifier.
-absl::StatusOr<SeededJob> SeedTuneJob(server::JobStore* store, const std::string& source,
+absl::StatusOr<SeededJob> SeedTuneJob(store::JobStore* store, const std::string& source,
                                       int n = 12);
 
 }  // namespace argus::dashboard
 
-#endif  // ARGUS_CLIENTS_DASHBOARD_DEMO_SEED_H_
+#endif  // ARGUS_SERVER_DASHBOARD_DEMO_SEED_H_

@@ -1,9 +1,9 @@
-// clients/dashboard/test_client.h: a raw-socket HTTP client for tests:
+// server/dashboard/test_client.h: a raw-socket HTTP client for tests:
 // sends bytes as given, returns everything the server sent until it closed.
 //
 // Thread safety: the functions are thread-safe.
-#ifndef ARGUS_CLIENTS_DASHBOARD_TEST_CLIENT_H_
-#define ARGUS_CLIENTS_DASHBOARD_TEST_CLIENT_H_
+#ifndef ARGUS_SERVER_DASHBOARD_TEST_CLIENT_H_
+#define ARGUS_SERVER_DASHBOARD_TEST_CLIENT_H_
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -56,4 +56,4 @@ inline std::string BodyOf(const std::string& resp) {
 
 }  // namespace argus::http
 
-#endif  // ARGUS_CLIENTS_DASHBOARD_TEST_CLIENT_H_
+#endif  // ARGUS_SERVER_DASHBOARD_TEST_CLIENT_H_

@@ -1,4 +1,4 @@
-#include "clients/dashboard/http_server.h"
+#include "server/dashboard/http_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -9,7 +9,7 @@
 #include <random>
 #include <thread>
 
-#include "clients/dashboard/test_client.h"
+#include "server/dashboard/test_client.h"
 
 namespace argus::http {
 namespace {

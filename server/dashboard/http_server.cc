@@ -1,4 +1,4 @@
-#include "clients/dashboard/http_server.h"
+#include "server/dashboard/http_server.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

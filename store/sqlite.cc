@@ -1,8 +1,8 @@
-#include "server/sqlite.h"
+#include "store/sqlite.h"
 
 #include "absl/strings/str_cat.h"
 
-namespace argus::server {
+namespace argus::store {
 
 Statement::~Statement() {
   if (stmt_) sqlite3_finalize(stmt_);
@@ -142,4 +142,4 @@ absl::Status Transaction::Commit() {
   return st;
 }
 
-}  // namespace argus::server
+}  // namespace argus::store

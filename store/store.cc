@@ -1,4 +1,4 @@
-#include "server/store.h"
+#include "store/store.h"
 
 #include <random>
 
@@ -7,7 +7,7 @@
 #include "base/status.h"
 #include "nlohmann/json.hpp"
 
-namespace argus::server {
+namespace argus::store {
 namespace {
 
 // Each entry migrates from version i to i+1. Append only; never edit a
@@ -795,4 +795,4 @@ absl::StatusOr<std::vector<JobStore::ArtifactRow>> JobStore::ListArtifacts(
   return out;
 }
 
-}  // namespace argus::server
+}  // namespace argus::store
