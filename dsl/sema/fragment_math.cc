@@ -36,6 +36,28 @@ Type RowType(Type acc, DType dt) {
   return acc;
 }
 
+// Whether every element of A operand fragment `a` sits in the same lane as
+// the element of accumulator `acc` with the same coordinates.
+bool SameLanes(const ir::FragType& a, const ir::FragType& acc) {
+  FragGeom ga = a.Geom(), gc = acc.Geom();
+  for (int w = 0; w < ga.wm * ga.wn; ++w) {
+    for (int l = 0; l < a.mma->warp_size; ++l) {
+      for (int e = 0; e < ga.PerLane(); ++e) {
+        int r0, c0;
+        ga.Coord(w, l, e, &r0, &c0);
+        bool found = false;
+        for (int q = 0; q < gc.PerLane() && !found; ++q) {
+          int r1, c1;
+          gc.Coord(w, l, q, &r1, &c1);
+          found = r1 == r0 && c1 == c0;
+        }
+        if (!found) return false;
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<int> FnLowering::FragEwShape(const std::vector<Val>& args, const std::string& what) {
@@ -181,26 +203,6 @@ absl::StatusOr<Val> FnLowering::RowFill(const BuiltinCall& c) {
   int r = NewVar(RowType(TypeOf(acc), DType::kF32));
   Emit(OpCode::kFragRowFill, c.loc, r, {acc, v});
   return Val::Var(r, c.loc);
-}
-
-bool FnLowering::SameLanes(const ir::FragType& a, const ir::FragType& acc) const {
-  FragGeom ga = a.Geom(), gc = acc.Geom();
-  for (int w = 0; w < ga.wm * ga.wn; ++w) {
-    for (int l = 0; l < a.mma->warp_size; ++l) {
-      for (int e = 0; e < ga.PerLane(); ++e) {
-        int r0, c0;
-        ga.Coord(w, l, e, &r0, &c0);
-        bool found = false;
-        for (int q = 0; q < gc.PerLane() && !found; ++q) {
-          int r1, c1;
-          gc.Coord(w, l, q, &r1, &c1);
-          found = r1 == r0 && c1 == c0;
-        }
-        if (!found) return false;
-      }
-    }
-  }
-  return true;
 }
 
 // to_operand(p, o): p as the A operand of mma(o, p', b).

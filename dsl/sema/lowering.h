@@ -181,12 +181,10 @@ class FnLowering {
   // The shape operand of an elementwise op: its first accumulator, else its
   // first row fragment.
   absl::StatusOr<int> FragEwShape(const std::vector<Val>& args, const std::string& what);
+  // `v` as an accumulator whose warps (groups) each own whole rows (WN = 1).
   absl::StatusOr<int> RowAcc(const Val& v, const std::string& what);
-  // The accumulator a row builtin's first argument names.
+  // The accumulator a row builtin's first argument names (evaluated into *x).
   absl::StatusOr<int> RowAccArg(const BuiltinCall& c, Val* x);
-  // Whether every A element of `t` sits in the lane of the accumulator
-  // element of `acc` with the same coordinates.
-  bool SameLanes(const ir::FragType& a, const ir::FragType& acc) const;
   absl::StatusOr<Val> Fma(const BuiltinCall& c);
   absl::StatusOr<Val> RowReduce(const BuiltinCall& c);
   absl::StatusOr<Val> RowCoord(const BuiltinCall& c);
