@@ -136,13 +136,23 @@ absl::Status FnLowering::FragmentWarps(const BuiltinCall& c, const MmaInfo* mi,
   return absl::OkStatus();
 }
 
-absl::StatusOr<Val> FnLowering::LoadFragment(const BuiltinCall& c) {
+absl::StatusOr<FnLowering::OperandArgs> FnLowering::OperandSource(const BuiltinCall& c,
+                                                                  const char* what) {
   const auto& a = c.args;
   ASSIGN_OR_RETURN(Val sv, Eval(*a[0]));
   ASSIGN_OR_RETURN(Val av, Eval(*a[1]));
-  ASSIGN_OR_RETURN(int src, ViewVar(sv, a[0]->loc, "fragment source"));
-  ASSIGN_OR_RETURN(int acc, FragVar(av, a[1]->loc, "accumulator"));
-  ASSIGN_OR_RETURN(std::string operand, ConstStr(*a[2], "operand="));
+  OperandArgs out;
+  ASSIGN_OR_RETURN(out.src, ViewVar(sv, a[0]->loc, what));
+  ASSIGN_OR_RETURN(out.acc, FragVar(av, a[1]->loc, "accumulator"));
+  ASSIGN_OR_RETURN(out.operand, ConstStr(*a[2], "operand="));
+  return out;
+}
+
+absl::StatusOr<Val> FnLowering::LoadFragment(const BuiltinCall& c) {
+  const auto& a = c.args;
+  ASSIGN_OR_RETURN(OperandArgs oa, OperandSource(c, "fragment source"));
+  const int src = oa.src, acc = oa.acc;
+  const std::string& operand = oa.operand;
   const Type st = TypeOf(src);
   Type at = TypeOf(acc);
   if (at.frag.role != FragRole::kAcc)

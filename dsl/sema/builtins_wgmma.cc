@@ -13,11 +13,9 @@ using ir::Type;
 // the layout the instruction reads (128-byte rows, swizzled).
 absl::StatusOr<Val> FnLowering::WgmmaOperand(const BuiltinCall& c) {
   const auto& a = c.args;
-  ASSIGN_OR_RETURN(Val sv, Eval(*a[0]));
-  ASSIGN_OR_RETURN(Val av, Eval(*a[1]));
-  ASSIGN_OR_RETURN(int src, ViewVar(sv, a[0]->loc, "wgmma operand source"));
-  ASSIGN_OR_RETURN(int acc, FragVar(av, a[1]->loc, "accumulator"));
-  ASSIGN_OR_RETURN(std::string operand, ConstStr(*a[2], "operand="));
+  ASSIGN_OR_RETURN(OperandArgs oa, OperandSource(c, "wgmma operand source"));
+  const int src = oa.src, acc = oa.acc;
+  const std::string& operand = oa.operand;
   Type at = TypeOf(acc);
   const Type st = TypeOf(src);
   if (at.frag.role != FragRole::kAcc || !at.frag.mma->wgmma)

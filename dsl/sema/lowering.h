@@ -234,6 +234,13 @@ class FnLowering {
   // warps= / warpgroups= / first_warpgroup= of a fragment of `mi`.
   absl::Status FragmentWarps(const BuiltinCall& c, const MmaInfo* mi, std::vector<int64_t>* warps,
                              int64_t* first);
+  // The source view, accumulator and operand="A"|"B" of load_fragment,
+  // ldmatrix and wgmma_operand (`what` names the source in diagnostics).
+  struct OperandArgs {
+    int src = -1, acc = -1;
+    std::string operand;
+  };
+  absl::StatusOr<OperandArgs> OperandSource(const BuiltinCall& c, const char* what);
   absl::StatusOr<Val> LoadFragment(const BuiltinCall& c);
   absl::StatusOr<Val> Mma(const BuiltinCall& c);
   absl::StatusOr<Val> Store(const BuiltinCall& c);
