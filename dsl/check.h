@@ -4,7 +4,7 @@
 // overrides), checks types, shapes, memory-space rules and call signatures,
 // and lowers every function to structured tile IR (ir.h) with constants
 // folded. All errors are located diagnostics (source.h) carrying a hint.
-// Compile() is Parse() + Check() on a file's text.
+// Compile() is Parse() + Check() on a file's text. Implemented in dsl/sema/.
 //
 // Thread safety: pure functions; the returned Module is independent data.
 #ifndef ARGUS_DSL_CHECK_H_

@@ -22,12 +22,15 @@ if ! ls /usr/lib/llvm-19/lib/clang/19/lib/*/libclang_rt.fuzzer*.a >/dev/null 2>&
   fi
 fi
 
-SRCS="source lexer parser types mma ir check"
+SRCS="source lexer parser types mma ir $(cd "$ROOT/dsl" && ls sema/*.cc | sed 's/\.cc$//')"
 FLAGS="-std=c++20 -O1 -g -fsanitize=fuzzer-no-link,address -I$ROOT"
 OBJS=()
 for s in $SRCS fuzz_check; do
-  obj="$OUT/obj/$s.o"
-  if [ ! -f "$obj" ] || [ "$ROOT/dsl/$s.cc" -nt "$obj" ] || [ -n "$(find "$ROOT/dsl" -name '*.h' -newer "$obj")" ]; then
+  obj="$OUT/obj/${s//\//_}.o"
+  if [ ! -f "$obj" ] || [ "$ROOT/dsl/$s.cc" -nt "$obj" ] ||
+     [ -n "$(find "$ROOT/dsl" \( -name '*.h' -o -name '*.def' \) -newer "$obj")" ]; then
+    # At most FUZZ_JOBS compiles at a time (sanitizer builds are memory-hungry).
+    while [ "$(jobs -rp | wc -l)" -ge "${FUZZ_JOBS:-4}" ]; do wait -n; done
     "$CXX" $FLAGS -c "$ROOT/dsl/$s.cc" -o "$obj" &
   fi
   OBJS+=("$obj")
