@@ -27,8 +27,7 @@ int IndexOf(const std::map<const ir::Op*, int>& index, const ir::Op& op) {
 }
 
 // Emits the instructions of one function's blocks into a Program. Each family
-// fills in what its instructions need beyond the op's result and operands;
-// a family returns false where its op does nothing at run time.
+// fills in what its instructions need beyond the op's result and operands.
 class Compiler {
  public:
   Compiler(const ir::Module& m, const KernelSlots& slots, Program* p) : m_(m), s_(slots), p_(*p) {}
@@ -39,11 +38,12 @@ class Compiler {
   int Here() const { return static_cast<int>(p_.code.size()); }
 
  private:
-  bool Scalar(const ir::Op& op, int fn, Insn* in);
-  bool View(const ir::Op& op, Insn* in);
-  bool Memory(const ir::Op& op, Insn* in);
+  void Scalar(const ir::Op& op, int fn, Insn* in);
+  void View(const ir::Op& op, Insn* in);
+  void Memory(const ir::Op& op, Insn* in);
+  // False for the ops that do nothing in the interpreter.
   bool Hopper(const ir::Op& op, Insn* in);
-  bool Barrier(const ir::Op& op, Insn* in);
+  void Barrier(const ir::Op& op, Insn* in);
   void Control(const ir::Op& op, int fn);
   void For(const ir::Op& op, int fn);
   void If(const ir::Op& op, int fn);
@@ -93,13 +93,13 @@ void Compiler::Block(const ir::Block& b, int fn) {
     bool emit = true;
     switch (info.family) {
       case OpFamily::kScalar:
-        emit = Scalar(op, fn, &in);
+        Scalar(op, fn, &in);
         break;
       case OpFamily::kView:
-        emit = View(op, &in);
+        View(op, &in);
         break;
       case OpFamily::kMemory:
-        emit = Memory(op, &in);
+        Memory(op, &in);
         break;
       case OpFamily::kFragment:
         if (op.code == OpCode::kFragment) in.dst = s_.frag_slot[op.result];
@@ -113,7 +113,7 @@ void Compiler::Block(const ir::Block& b, int fn) {
         emit = Hopper(op, &in);
         break;
       case OpFamily::kBarrier:
-        emit = Barrier(op, &in);
+        Barrier(op, &in);
         break;
       case OpFamily::kHint:  // scheduling hints: no effect on the results
       case OpFamily::kTag:
@@ -131,7 +131,7 @@ void Compiler::Block(const ir::Block& b, int fn) {
   }
 }
 
-bool Compiler::Scalar(const ir::Op& op, int fn, Insn* in) {
+void Compiler::Scalar(const ir::Op& op, int fn, Insn* in) {
   switch (op.code) {
     case OpCode::kConst:
       if (IsFloat(in->dt))
@@ -163,10 +163,9 @@ bool Compiler::Scalar(const ir::Op& op, int fn, Insn* in) {
     default:
       break;
   }
-  return true;
 }
 
-bool Compiler::View(const ir::Op& op, Insn* in) {
+void Compiler::View(const ir::Op& op, Insn* in) {
   switch (op.code) {
     case OpCode::kAllocShared:
       in->dst = s_.view_slot[op.result];
@@ -182,10 +181,9 @@ bool Compiler::View(const ir::Op& op, Insn* in) {
     default:
       break;
   }
-  return true;
 }
 
-bool Compiler::Memory(const ir::Op& op, Insn* in) {
+void Compiler::Memory(const ir::Op& op, Insn* in) {
   switch (op.code) {
     case OpCode::kLoad:
     case OpCode::kBufferLoad:
@@ -198,7 +196,6 @@ bool Compiler::Memory(const ir::Op& op, Insn* in) {
     default:
       break;
   }
-  return true;
 }
 
 // mbarriers, TMA and wgmma. The interpreter's shared memory is coherent
@@ -222,13 +219,12 @@ bool Compiler::Hopper(const ir::Op& op, Insn* in) {
   return true;
 }
 
-bool Compiler::Barrier(const ir::Op& op, Insn* in) {
+void Compiler::Barrier(const ir::Op& op, Insn* in) {
   if (op.code == OpCode::kWarpgroupBarrier) p_.uses_wg_barrier = true;
   if (op.code == OpCode::kNamedBarrier) {
     in->imm = op.ints[0];
     in->sub = static_cast<uint8_t>(op.ints[1]);
   }
-  return true;
 }
 
 void Compiler::Control(const ir::Op& op, int fn) {

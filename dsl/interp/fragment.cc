@@ -16,7 +16,7 @@ absl::Status Machine::ExecFragment(Thread& t, const Insn& in) {
   switch (in.code) {
     case Bc::kFragment: {
       const ir::FragType& ft = k_.vars[in.op->result].type.frag;
-      if (t.frag_pending[in.dst] > 0) return CheckAccFree(t, in.op, in.dst);
+      if (t.frag_pending[in.dst] > 0) return AccBusy(t, in.op, in.dst);
       t.frags[in.dst].assign(ft.Geom().PerLane(), 0.0f);
       return absl::OkStatus();
     }
@@ -57,7 +57,7 @@ absl::Status Machine::StoreFragment(Thread& t, const Insn& in) {
   const View& v = t.views[slots_.view_slot[op.operands[1]]];
   FragGeom g = k_.vars[op.operands[0]].type.frag.Geom();
   int fs = slots_.frag_slot[op.operands[0]];
-  if (t.frag_pending[fs] > 0) return CheckAccFree(t, &op, fs);
+  if (t.frag_pending[fs] > 0) return AccBusy(t, &op, fs);
   const std::vector<float>& fr = t.frags[fs];
   bool part = op.operands.size() == 4;
   int unit, ul;
@@ -105,9 +105,7 @@ absl::Status Machine::Mma(Lanes& lanes, const Insn& in) {
   const MmaInfo& mi = *gc.mma;
   int ic = slots_.frag_slot[op.operands[0]], ia = slots_.frag_slot[op.operands[1]],
       ib = slots_.frag_slot[op.operands[2]];
-  for (Thread* t : lanes) {
-    if (t->frag_pending[ic] > 0) return CheckAccFree(*t, &op, ic);
-  }
+  RETURN_IF_ERROR(CheckAccFree(lanes, &op, ic));
   int TM = gc.TilesM(), TN = gc.TilesN(), TK = ga.TilesK();
   std::vector<double> A(mi.m * mi.k), B(mi.k * mi.n), C(mi.m * mi.n);
   for (int tm = 0; tm < TM; ++tm) {

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/status.h"
 #include "dsl/interp/machine.h"
 #include "dsl/interp/scalar.h"
 
@@ -93,10 +94,10 @@ absl::Status Machine::ExecFragMath(Thread& t, const Insn& in) {
   for (int v : op.operands) {
     const ir::Type& vt = k_.vars[v].type;
     if (vt.is_frag() && vt.frag.role == FragRole::kAcc && t.frag_pending[slots_.frag_slot[v]] > 0)
-      return CheckAccFree(t, &op, slots_.frag_slot[v]);
+      return AccBusy(t, &op, slots_.frag_slot[v]);
   }
   int res = slots_.frag_slot[op.result];
-  if (t.frag_pending[res] > 0) return CheckAccFree(t, &op, res);
+  if (t.frag_pending[res] > 0) return AccBusy(t, &op, res);
   switch (in.code) {
     case Bc::kFragEw:
       FragElementwise(t, op, g, n, &out);
@@ -147,9 +148,7 @@ absl::Status Machine::FragRowReduce(Lanes& lanes, const Insn& in) {
   bool is_max = op.sub == static_cast<uint8_t>(ir::ReduceKind::kMax);
   auto comb = [&](float a, float b) { return is_max ? std::fmax(a, b) : a + b; };
   int ic = slots_.frag_slot[op.operands[0]], ir_ = slots_.frag_slot[op.result];
-  for (Thread* t : lanes) {
-    if (t->frag_pending[ic] > 0) return CheckAccFree(*t, &op, ic);
-  }
+  RETURN_IF_ERROR(CheckAccFree(lanes, &op, ic));
   int R = gr.PerLane();
   std::vector<std::vector<float>> p(n, std::vector<float>(R, 0.0f));
   for (int l = 0; l < n; ++l) {

@@ -155,7 +155,11 @@ class Machine {
                                 int64_t p) const;
   void MarkReads(const View& v, int delta);
   absl::Status CheckWgmmaView(const Thread& t, const ir::Op* op, const View& v, bool is_a) const;
-  absl::Status CheckAccFree(const Thread& t, const ir::Op* op, int frag) const;
+  // The error for fragment `frag` of t read or overwritten while t has
+  // wgmmas in flight on it (frag_pending).
+  absl::Status AccBusy(const Thread& t, const ir::Op* op, int frag) const;
+  // AccBusy for the first lane with wgmmas in flight on `frag`, if any.
+  absl::Status CheckAccFree(const Lanes& lanes, const ir::Op* op, int frag) const;
 
   const ir::Module& m_;
   const ir::Function& k_;

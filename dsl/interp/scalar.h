@@ -194,7 +194,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline absl::Status Machine::ExecScalar(Thread& t, 
       t.views[in.dst] = t.views[in.a];
       break;
     case Bc::kMovFrag:
-      if (t.frag_pending[in.a] > 0) return CheckAccFree(t, in.op, in.a);
+      if (t.frag_pending[in.a] > 0) return AccBusy(t, in.op, in.a);
       t.frags[in.dst] = t.frags[in.a];
       break;
     case Bc::kBinaryF:

@@ -210,7 +210,15 @@ absl::Status Machine::CheckWgmmaView(const Thread& t, const ir::Op* op, const Vi
   return absl::OkStatus();
 }
 
-absl::Status Machine::CheckAccFree(const Thread& t, const ir::Op* op, int frag) const {
+// Warp collectives on an accumulator: no lane may have a wgmma in flight on it.
+absl::Status Machine::CheckAccFree(const Lanes& lanes, const ir::Op* op, int frag) const {
+  for (const Thread* t : lanes) {
+    if (t->frag_pending[frag] > 0) return AccBusy(*t, op, frag);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Machine::AccBusy(const Thread& t, const ir::Op* op, int frag) const {
   const ir::Op* w = t.frag_pending_op[frag];
   return Err(t, op,
              absl::StrCat("accumulator read or overwritten while ", t.frag_pending[frag],
