@@ -13,7 +13,10 @@
 namespace argus::dsl::interp {
 namespace {
 
-float FragEwApply(ir::FragEwOp fop, float x, float y, float z) {
+// The third operand (select's else, fma's addend) is read only where used:
+// reading a row operand's element costs a layout lookup.
+template <class Third>
+float FragEwApply(ir::FragEwOp fop, float x, float y, Third z) {
   switch (fop) {
     case ir::FragEwOp::kAdd:
       return x + y;
@@ -39,9 +42,9 @@ float FragEwApply(ir::FragEwOp fop, float x, float y, float z) {
       return ir::ApplyCmp(c, x, y) ? 1.0f : 0.0f;
     }
     case ir::FragEwOp::kSelect:
-      return x != 0.0f ? y : z;
+      return x != 0.0f ? y : z();
     case ir::FragEwOp::kFma:
-      return std::fma(x, y, z);
+      return std::fma(x, y, z());
   }
   return 0;
 }
@@ -76,7 +79,8 @@ void Machine::FragElementwise(const Thread& t, const ir::Op& op, const FragGeom&
     return (*src[j].f)[src[j].row_in_acc ? g.RowSlot(e) : e];
   };
   auto fop = static_cast<ir::FragEwOp>(op.sub);
-  for (int e = 0; e < n; ++e) (*out)[e] = FragEwApply(fop, at(0, e), at(1, e), at(2, e));
+  for (int e = 0; e < n; ++e)
+    (*out)[e] = FragEwApply(fop, at(0, e), at(1, e), [&] { return at(2, e); });
 }
 
 // A wgmma in flight keeps its accumulator from being read and its register A
