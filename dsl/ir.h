@@ -241,6 +241,7 @@ enum : uint8_t {
   kAsync = 1 << 2,         // completes later; a wait or barrier makes it visible
   kReadsMemory = 1 << 3,   // reads shared or global memory
   kWritesMemory = 1 << 4,  // writes shared or global memory
+  kSync = 1 << 5,          // takes effect once every thread of its scope reached it
 };
 }  // namespace op_trait
 
