@@ -1,16 +1,19 @@
 // codegen/lower.h: the DSL lowering — tile IR (dsl/ir.h) -> LLVM IR.
 //
-// LowerKernel turns one checked kernel (and the device functions it calls)
-// into an llvm::Module for a GpuTarget, as a pipeline of small passes:
+// LowerKernel (lower_kernel.cc) turns one checked kernel (and the device
+// functions it calls) into an llvm::Module for a GpuTarget, as a pipeline of
+// small passes, one file each:
 //   1. CheckTargetSupport (lower_support.cc): every op the kernel uses is
 //      available on the target, or a located error names the target lacking it.
 //   2. AnalyzeViews (lower_views.cc): the buffer each view variable windows and
 //      the strides known at compile time (for vector and ldmatrix decisions).
-//   3. Emit (lower_emit.cc): IRBuilder code per thread (SIMT), with views as
-//      (offset, shape, stride) registers, fragments as per-lane arrays, and the
-//      target's intrinsics from lower_target.h.
+//   3. Emit (emit/emitter.h, one file per op family): IRBuilder code per
+//      thread (SIMT), with views as (offset, shape, stride) registers,
+//      fragments as per-lane arrays, and the target's intrinsics from
+//      lower_target.cc.
 // The module is then handed to EmitPtx / CompileAmdgpu (dsl_compile.h).
-// EvalGrid evaluates the kernel's host-side `launch` block for given dims.
+// EvalGrid (lower_grid.cc) evaluates the kernel's host-side `launch` block
+// for given dims.
 //
 // Kernel parameters, in order: every tensor (a global pointer), every dim
 // (i32), every scalar (its type). KernelMetadata::params records them.

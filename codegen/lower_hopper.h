@@ -1,7 +1,8 @@
 // codegen/lower_hopper.h: NVPTX sm_90a instructions the DSL's Hopper operations
 // lower to (wgmma, TMA, mbarrier, fences, setmaxnreg), as inline PTX through
 // LLVM IR — LLVM 19's NVPTX backend has no intrinsics for most of them. The
-// emitter (lower_emit.cc) decides what to issue; these helpers only spell it.
+// emitter (emit/mbarrier.cc, tma.cc, wgmma.cc, barrier.cc) decides what to
+// issue; these helpers only spell it.
 //
 // Shared-memory addresses are i32 (the .shared window), tensor maps and
 // descriptors i64.

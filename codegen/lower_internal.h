@@ -32,8 +32,8 @@ struct ViewFact {
 absl::StatusOr<std::vector<ViewFact>> AnalyzeViews(const dsl::ir::Module& m,
                                                    const dsl::ir::Function& f);
 
-// A located FailedPrecondition error: "file:line:col: message" with the source
-// line and hint when the module has its source.
+// A located FailedPrecondition error (lower_error.cc): "file:line:col:
+// message" with the source line and hint when the module has its source.
 absl::Status LoweringError(const dsl::ir::Module& m, dsl::Loc loc, std::string message,
                            std::string hint = "");
 

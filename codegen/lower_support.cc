@@ -1,5 +1,6 @@
-// Pass 1 of the lowering (which target lacks which construct), the located
-// error helper, and the host-side grid evaluation.
+// Pass 1 of the lowering: which target lacks which construct. Each op is
+// checked by its family (ir::Info(op.code).family); Hopper-only ops are the
+// table's kHopper rows.
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
 #include "codegen/lower.h"
@@ -9,16 +10,7 @@ namespace argus::codegen {
 
 namespace ir = dsl::ir;
 using ir::OpCode;
-
-absl::Status LoweringError(const ir::Module& m, dsl::Loc loc, std::string message,
-                           std::string hint) {
-  if (m.source) {
-    dsl::Diagnostic d{loc, std::move(message), std::move(hint)};
-    return absl::FailedPreconditionError(dsl::FormatDiagnostic(*m.source, d));
-  }
-  return absl::FailedPreconditionError(absl::StrCat(loc.line, ":", loc.col, ": ", message,
-                                                    hint.empty() ? "" : " (hint: " + hint + ")"));
-}
+using ir::OpFamily;
 
 namespace {
 
@@ -28,7 +20,7 @@ class SupportPass {
  public:
   SupportPass(const ir::Module& m, const ir::Function& f, const GpuTarget& t,
               std::vector<std::string>* notes)
-      : m_(m), f_(f), t_(t), notes_(notes) {}
+      : m_(m), f_(f), t_(t), notes_(notes), amd_(t.vendor == GpuVendor::kAmd) {}
 
   absl::Status Block(const ir::Block& b) {
     for (const ir::Op& op : b) {
@@ -44,67 +36,74 @@ class SupportPass {
   }
 
   absl::Status One(const ir::Op& op) {
-    bool amd = t_.vendor == GpuVendor::kAmd;
-    int hw = amd ? 64 : 32;
     if (op.result >= 0 && IsFp8(f_.vars[op.result].type.dtype)) {
       return LoweringError(
           m_, op.loc,
           absl::StrCat("fp8 (e4m3/e5m2) values are not lowered by codegen yet (", t_.arch, ")"),
           "compute in bf16 or f32; the interpreter runs fp8");
     }
-    if (amd && ir::Info(op.code).target == ir::OpTarget::kHopper) {
+    if (amd_ && ir::Info(op.code).target == ir::OpTarget::kHopper) {
       return Lacks(op, absl::StrCat(ir::OpCodeName(op.code), " is a Hopper (sm_90a) operation"),
                    "write the AMD variant with mfma_* fragments and copy_async");
     }
-    switch (op.code) {
-      case OpCode::kFragment:
-      case OpCode::kLoadFragment:
-      case OpCode::kMma: {
-        int v = op.code == OpCode::kMma ? op.operands[0] : op.result;
-        const dsl::MmaInfo* mi = f_.vars[v].type.frag.mma;
-        if (mi && mi->arch != t_.arch) {
-          return Lacks(op, absl::StrCat(mi->name, " is a ", mi->arch, " matrix instruction"),
-                       amd ? "use mfma_f32_32x32x8_bf16 or mfma_f32_16x16x16_bf16"
-                           : "use mma_sync_m16n8k16_bf16");
-        }
-        break;
-      }
-      case OpCode::kFragEw:
-      case OpCode::kFragRowReduce:
-      case OpCode::kFragCoord:
-      case OpCode::kFragRowFill:
-      case OpCode::kToOperand:
-        if (amd) {
-          return Lacks(op, absl::StrCat(ir::OpCodeName(op.code), " (fragment math) on ", t_.arch),
-                       "fragment math lowers for sm_90a mma.sync fragments; on AMD keep the "
-                       "softmax in shared memory (examples/flash_attention.py)");
-        }
-        break;
-      case OpCode::kShfl:
-      case OpCode::kWarpReduce:
-      case OpCode::kBlockReduce:
-        if (f_.warp_size > hw) {
-          return Lacks(op, absl::StrCat("a warp collective over ", f_.warp_size, " lanes"),
-                       "compile for the kernel's own arch");
-        }
-        if (hw % f_.warp_size != 0) {
-          return Lacks(op, absl::StrCat("warp size ", f_.warp_size), "use a power of two");
-        }
-        break;
-      case OpCode::kCopy:
-        if (f_.vars[op.operands[0]].type.rank() > 2) {
+    switch (ir::Info(op.code).family) {
+      case OpFamily::kFragment:
+        return Fragment(op);
+      case OpFamily::kFragmentMath:
+        if (!amd_) return absl::OkStatus();
+        return Lacks(op, absl::StrCat(ir::OpCodeName(op.code), " (fragment math) on ", t_.arch),
+                     "fragment math lowers for sm_90a mma.sync fragments; on AMD keep the "
+                     "softmax in shared memory (examples/flash_attention.py)");
+      case OpFamily::kCollective:
+        return Collective(op);
+      case OpFamily::kMemory:
+        if (op.code == OpCode::kCopy && f_.vars[op.operands[0]].type.rank() > 2) {
           return LoweringError(m_, op.loc, "codegen lowers copies of rank 1 and 2 only",
                                "copy each 2-D slice");
         }
-        break;
-      case OpCode::kHint:
-        if (!amd) {
+        return absl::OkStatus();
+      case OpFamily::kHint:
+        if (!amd_) {
           notes_->push_back(absl::StrCat(op.loc.line, ":", op.loc.col, ": ", op.name,
                                          " is an AMD scheduling hint; ignored on ", t_.arch));
         }
-        break;
-      default:
-        break;
+        return absl::OkStatus();
+      case OpFamily::kScalar:
+      case OpFamily::kView:
+      case OpFamily::kMbarrier:
+      case OpFamily::kTma:
+      case OpFamily::kWgmma:
+      case OpFamily::kBarrier:
+      case OpFamily::kTag:
+      case OpFamily::kCall:
+      case OpFamily::kControl:
+        return absl::OkStatus();
+    }
+    return absl::OkStatus();
+  }
+
+  // The fragment an op makes or works on belongs to one matrix instruction,
+  // which must be the target's.
+  absl::Status Fragment(const ir::Op& op) {
+    int v = op.result >= 0 ? op.result : op.operands[0];
+    const dsl::MmaInfo* mi = f_.vars[v].type.frag.mma;
+    if (mi && mi->arch != t_.arch) {
+      return Lacks(op, absl::StrCat(mi->name, " is a ", mi->arch, " matrix instruction"),
+                   amd_ ? "use mfma_f32_32x32x8_bf16 or mfma_f32_16x16x16_bf16"
+                        : "use mma_sync_m16n8k16_bf16");
+    }
+    return absl::OkStatus();
+  }
+
+  // Warp collectives need the kernel's warp to fit the hardware's, evenly.
+  absl::Status Collective(const ir::Op& op) {
+    int hw = amd_ ? 64 : 32;
+    if (f_.warp_size > hw) {
+      return Lacks(op, absl::StrCat("a warp collective over ", f_.warp_size, " lanes"),
+                   "compile for the kernel's own arch");
+    }
+    if (hw % f_.warp_size != 0) {
+      return Lacks(op, absl::StrCat("warp size ", f_.warp_size), "use a power of two");
     }
     return absl::OkStatus();
   }
@@ -113,6 +112,7 @@ class SupportPass {
   const ir::Function& f_;
   const GpuTarget& t_;
   std::vector<std::string>* notes_;
+  const bool amd_;
 };
 
 }  // namespace
@@ -139,81 +139,6 @@ absl::Status CheckTargetSupport(const ir::Module& m, const ir::Function& k, cons
     RETURN_IF_ERROR(p.Block(f.body));
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<std::array<int, 3>> EvalGrid(const ir::Function& k,
-                                            const std::map<std::string, int64_t>& dims) {
-  std::vector<int64_t> v(k.vars.size(), 0);
-  for (size_t i = 0; i < k.dims.size(); ++i) {
-    auto it = dims.find(k.dims[i]);
-    if (it == dims.end())
-      return absl::InvalidArgumentError(absl::StrCat("missing --dims ", k.dims[i], "=..."));
-    v[k.dim_vars[i]] = it->second;
-  }
-  for (const ir::Op& op : k.launch) {
-    auto a = [&](int i) { return v[op.operands[i]]; };
-    int64_t r = 0;
-    switch (op.code) {
-      case OpCode::kConst:
-        r = op.ints.empty() ? static_cast<int64_t>(op.fval) : op.ints[0];
-        break;
-      case OpCode::kMov:
-      case OpCode::kCast:
-        r = a(0);
-        break;
-      case OpCode::kBinary: {
-        int64_t x = a(0), y = a(1);
-        switch (static_cast<ir::BinOp>(op.sub)) {
-          case ir::BinOp::kAdd:
-            r = x + y;
-            break;
-          case ir::BinOp::kSub:
-            r = x - y;
-            break;
-          case ir::BinOp::kMul:
-            r = x * y;
-            break;
-          case ir::BinOp::kFloorDiv:
-          case ir::BinOp::kDiv:
-          case ir::BinOp::kMod: {
-            if (y == 0) return absl::InvalidArgumentError("division by zero in the grid");
-            ir::FloorDivMod d = ir::FloorDivide(x, y);
-            r = op.sub == static_cast<uint8_t>(ir::BinOp::kMod) ? d.rem : d.quot;
-            break;
-          }
-          case ir::BinOp::kMin:
-            r = std::min(x, y);
-            break;
-          case ir::BinOp::kMax:
-            r = std::max(x, y);
-            break;
-          default:
-            return absl::InvalidArgumentError("unsupported operator in the grid expression");
-        }
-        break;
-      }
-      case OpCode::kSelect:
-        r = a(0) ? a(1) : a(2);
-        break;
-      case OpCode::kCompare: {
-        int64_t x = a(0), y = a(1);
-        r = ir::ApplyCmp(static_cast<ir::CmpOp>(op.sub), x, y);
-        break;
-      }
-      default:
-        return absl::InvalidArgumentError(
-            absl::StrCat("grid expression uses ", ir::OpCodeName(op.code)));
-    }
-    if (op.result >= 0) v[op.result] = r;
-  }
-  std::array<int, 3> g{1, 1, 1};
-  for (size_t d = 0; d < k.grid.size() && d < 3; ++d) {
-    int64_t x = v[k.grid[d]];
-    if (x < 0 || x > (int64_t{1} << 31) - 1)
-      return absl::InvalidArgumentError(absl::StrCat("grid dim ", d, " = ", x, " out of range"));
-    g[d] = static_cast<int>(x);
-  }
-  return g;
 }
 
 }  // namespace argus::codegen
