@@ -66,6 +66,10 @@ class Analysis {
   virtual void EnterLoop(const LoopFrame& l) {}
   virtual void ExitLoopBody(const LoopFrame& l) {}
   virtual void ExitLoop(const LoopFrame& l) {}
+  // The walker is done with the loop (the variables its body assigns are
+  // havoced): what an analysis kept for it can go. (Its terms are released
+  // where the walker's own are, so that Z3 numbers later terms alike.)
+  virtual void LeaveLoop(const LoopFrame& l) {}
   // Branches: entered (the path condition includes `cond`), the else branch
   // begins (the walker's values are back at those before the if), both
   // merged (`then_vals`: the values at the end of the then branch; the
@@ -73,6 +77,8 @@ class Analysis {
   virtual void EnterIf(const expr& cond) {}
   virtual void EnterElse(const expr& cond) {}
   virtual void ExitIf(const expr& cond, const std::vector<Val>& then_vals) {}
+  // The walker is done with the branch (its scalars merged).
+  virtual void LeaveIf() {}
   // After the walk: the checks that need all of it; then, once the deferred
   // reads are checked, the ones that come after them; then a review of the
   // findings of every analysis.

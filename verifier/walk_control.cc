@@ -105,6 +105,7 @@ absl::Status Walker::StepFor(const Op& op) {
   else
     wait_ = saved_wait;
   for (int v : as) Havoc(v);
+  for (Analysis* a : analyses_) a->LeaveLoop(frame);
   return absl::OkStatus();
 }
 
@@ -137,6 +138,7 @@ absl::Status Walker::StepIf(const Op& op) {
                       (wait1 && wait_ && !z3::eq(wait1->commit, wait_->commit));
   if (waits_differ) wait_.reset();
   MergeScalars(cond, then_vals);
+  for (Analysis* a : analyses_) a->LeaveIf();
   return absl::OkStatus();
 }
 
@@ -185,6 +187,7 @@ absl::Status Walker::StepWhile(const Op& op) {
   for (Analysis* a : analyses_) a->ExitLoopBody(frame);
   for (Analysis* a : analyses_) a->ExitLoop(frame);
   for (int v : as) Havoc(v);
+  for (Analysis* a : analyses_) a->LeaveLoop(frame);
   return absl::OkStatus();
 }
 

@@ -66,7 +66,7 @@ void FragmentTags::Before(const Op& op) {
 
 void FragmentTags::After(const Op& op) {
   if (dsl::ir::Info(op.code).family == dsl::ir::OpFamily::kFragmentMath)
-    w_.vals()[op.result].ft = std::move(result_tags_);
+    w_.vals()[op.result].ft = result_tags_;
 }
 
 void FragmentTags::EnterLoop(const LoopFrame& l) {
@@ -78,10 +78,9 @@ void FragmentTags::EnterLoop(const LoopFrame& l) {
   }
 }
 
-void FragmentTags::ExitLoopBody(const LoopFrame& l) {
-  CarryEnd(l.id, carried_[l.id]);
-  carried_.erase(l.id);
-}
+void FragmentTags::ExitLoopBody(const LoopFrame& l) { CarryEnd(l.id, carried_[l.id]); }
+
+void FragmentTags::LeaveLoop(const LoopFrame& l) { carried_.erase(l.id); }
 
 void FragmentTags::ExitIf(const expr& cond, const std::vector<Val>& then_vals) {
   MergeFragTags(cond, then_vals);
@@ -277,6 +276,81 @@ TagSet FragmentTags::IterationValue(int loop, const TagSet& before, const TagSet
   return out;
 }
 
+// The counterexample of a K mismatch: the lane that holds A's element, the
+// pair of alternatives the model picked, their tags and writers.
+void FragmentTags::ExplainK(const ProofResult& r, Finding* f, const KSide& a, const KSide& b,
+                            const std::vector<int>& da, const std::vector<int>& db) {
+  auto tag_text = [&](const ProofResult& r, const std::string& p, const Tag& t) {
+    std::vector<int64_t> cs;
+    for (size_t d = 0; d < t.c.size(); ++d) cs.push_back(M(r, absl::StrCat(p, d)));
+    return absl::StrCat(f_.tensors[t.tensor].name, "(", absl::StrJoin(cs, ","), ")");
+  };
+  auto dim_text = [&](const Tag& t, int d) {
+    return absl::StrCat(f_.tensors[t.tensor].name, " dim ", d);
+  };
+  int64_t mi = M(r, "@i"), mk = M(r, "@kk"), mj = M(r, "@j");
+  f->cex.coordinates = {mi, mk};
+  // The lane that holds A element (i, kk), from the instruction's lane
+  // table (any layout FragGeom describes).
+  // (wgmma: only a register A operand has lanes; a descriptor has none.)
+  if (a.geom && a.geom->mma && (!a.geom->mma->wgmma || a.from_acc)) {
+    const dsl::FragGeom& g = *a.geom;
+    bool found = false;
+    for (int w = 0; w < g.wm * g.wn && !found; ++w) {
+      for (int l = 0; l < g.mma->warp_size && !found; ++l) {
+        for (int e = 0; e < g.PerLane() && !found; ++e) {
+          int rr, cc;
+          g.Coord(w, l, e, &rr, &cc);
+          if (rr != mi || cc != mk) continue;
+          found = true;
+          f->cex.thread = (g.first + w) * g.mma->warp_size + l;
+          f->cex.warp = f->cex.thread / f_.warp_size;
+          f->cex.lane = f->cex.thread % f_.warp_size;
+          f->cex.element = e;
+        }
+      }
+    }
+  }
+  for (size_t x = 0; x < a.alts.size(); ++x) {
+    for (size_t y = 0; y < b.alts.size(); ++y) {
+      if (da[x] < 0 || db[y] < 0 || !M(r, absl::StrCat("@w", x, "_", y))) continue;
+      const Tag& ta = a.alts[x].tag;
+      const Tag& tb = b.alts[y].tag;
+      f->message = absl::StrCat(
+          "MMA operands disagree on K: A element (", mi, ",", mk, ") and B element (", mk, ",", mj,
+          ") come from different K coordinates",
+          a.from_acc ? " (A is to_operand of an accumulator: its K coordinate is the "
+                       "column tag of that accumulator, i.e. the B operand that produced "
+                       "its column)"
+                     : "");
+      f->cex.expected =
+          absl::StrCat("A column k=", M(r, absl::StrCat("@ka", x)), " (", dim_text(ta, da[x]),
+                       " of ", tag_text(r, absl::StrCat("@ta", x, "_"), ta), ")");
+      f->cex.actual =
+          absl::StrCat("B row k=", M(r, absl::StrCat("@kb", y)), " (", dim_text(tb, db[y]), " of ",
+                       tag_text(r, absl::StrCat("@tb", y, "_"), tb), ")");
+      if (const Op* w = b.alts[y].src) {
+        f->cex.written_at = w->loc;
+        f->cex.written_source = Src(w->loc);
+        std::vector<std::string> wi;
+        for (const auto& [n, v] : b.alts[y].iters)
+          wi.push_back(absl::StrCat(n, "=", M(r, absl::StrCat("@bi", y, ":", n))));
+        f->cex.written_iteration = absl::StrJoin(wi, ",");
+      }
+      if (a.alts[x].via && a.alts[x].src) {
+        f->cex.other =
+            absl::StrCat("A's column holds the accumulator column produced by the mma at line ",
+                         a.alts[x].via->loc.line, ", from its B operand written at line ",
+                         a.alts[x].src->loc.line);
+      } else if (a.alts[x].src) {
+        f->cex.other = absl::StrCat("A's element was written at line ", a.alts[x].src->loc.line);
+      }
+      return;
+    }
+  }
+  f->message = "MMA operands disagree on K";
+}
+
 void FragmentTags::CheckMmaSides(const Op& op, const KSide& a, const KSide& b, const expr& i,
                                  const expr& kk, const expr& j) {
   // The K coordinate of a tag: the one coordinate that moves with kk (the
@@ -369,81 +443,9 @@ void FragmentTags::CheckMmaSides(const Op& op, const KSide& a, const KSide& b, c
     for (const auto& [n, v] : b.alts[y].iters)
       watch.emplace_back(absl::StrCat("@bi", y, ":", n), v);
   }
-  auto tag_text = [&](const ProofResult& r, const std::string& p, const Tag& t) {
-    std::vector<int64_t> cs;
-    for (size_t d = 0; d < t.c.size(); ++d) cs.push_back(M(r, absl::StrCat(p, d)));
-    return absl::StrCat(f_.tensors[t.tensor].name, "(", absl::StrJoin(cs, ","), ")");
-  };
-  auto dim_text = [&](const Tag& t, int d) {
-    return absl::StrCat(f_.tensors[t.tensor].name, " dim ", d);
-  };
   Obligation(
       "mma_k_mismatch", op, bad_def, watch,
-      [&](const ProofResult& r, Finding* f) {
-        int64_t mi = M(r, "@i"), mk = M(r, "@kk"), mj = M(r, "@j");
-        f->cex.coordinates = {mi, mk};
-        // The lane that holds A element (i, kk), from the instruction's lane
-        // table (any layout FragGeom describes).
-        // (wgmma: only a register A operand has lanes; a descriptor has none.)
-        if (a.geom && a.geom->mma && (!a.geom->mma->wgmma || a.from_acc)) {
-          const dsl::FragGeom& g = *a.geom;
-          bool found = false;
-          for (int w = 0; w < g.wm * g.wn && !found; ++w) {
-            for (int l = 0; l < g.mma->warp_size && !found; ++l) {
-              for (int e = 0; e < g.PerLane() && !found; ++e) {
-                int rr, cc;
-                g.Coord(w, l, e, &rr, &cc);
-                if (rr != mi || cc != mk) continue;
-                found = true;
-                f->cex.thread = (g.first + w) * g.mma->warp_size + l;
-                f->cex.warp = f->cex.thread / f_.warp_size;
-                f->cex.lane = f->cex.thread % f_.warp_size;
-                f->cex.element = e;
-              }
-            }
-          }
-        }
-        for (size_t x = 0; x < a.alts.size(); ++x) {
-          for (size_t y = 0; y < b.alts.size(); ++y) {
-            if (da[x] < 0 || db[y] < 0 || !M(r, absl::StrCat("@w", x, "_", y))) continue;
-            const Tag& ta = a.alts[x].tag;
-            const Tag& tb = b.alts[y].tag;
-            f->message = absl::StrCat(
-                "MMA operands disagree on K: A element (", mi, ",", mk, ") and B element (", mk,
-                ",", mj, ") come from different K coordinates",
-                a.from_acc ? " (A is to_operand of an accumulator: its K coordinate is the "
-                             "column tag of that accumulator, i.e. the B operand that produced "
-                             "its column)"
-                           : "");
-            f->cex.expected =
-                absl::StrCat("A column k=", M(r, absl::StrCat("@ka", x)), " (", dim_text(ta, da[x]),
-                             " of ", tag_text(r, absl::StrCat("@ta", x, "_"), ta), ")");
-            f->cex.actual =
-                absl::StrCat("B row k=", M(r, absl::StrCat("@kb", y)), " (", dim_text(tb, db[y]),
-                             " of ", tag_text(r, absl::StrCat("@tb", y, "_"), tb), ")");
-            if (const Op* w = b.alts[y].src) {
-              f->cex.written_at = w->loc;
-              f->cex.written_source = Src(w->loc);
-              std::vector<std::string> wi;
-              for (const auto& [n, v] : b.alts[y].iters)
-                wi.push_back(absl::StrCat(n, "=", M(r, absl::StrCat("@bi", y, ":", n))));
-              f->cex.written_iteration = absl::StrJoin(wi, ",");
-            }
-            if (a.alts[x].via && a.alts[x].src) {
-              f->cex.other = absl::StrCat(
-                  "A's column holds the accumulator column produced by the mma at line ",
-                  a.alts[x].via->loc.line, ", from its B operand written at line ",
-                  a.alts[x].src->loc.line);
-            } else if (a.alts[x].src) {
-              f->cex.other =
-                  absl::StrCat("A's element was written at line ", a.alts[x].src->loc.line);
-            }
-            return;
-          }
-        }
-        f->message = "MMA operands disagree on K";
-      },
-      bad);
+      [&](const ProofResult& r, Finding* f) { ExplainK(r, f, a, b, da, db); }, bad);
   // Every element that reaches the MMA has a tag whose K coordinate is known
   // (otherwise the pairing is not proved: unknown, never passed).
   auto kwatch = BaseWatch();

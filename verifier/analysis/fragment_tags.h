@@ -45,6 +45,7 @@ class FragmentTags : public AnalysisBase {
   void After(const Op& op) override;
   void EnterLoop(const LoopFrame& l) override;
   void ExitLoopBody(const LoopFrame& l) override;
+  void LeaveLoop(const LoopFrame& l) override;
   void ExitIf(const expr& cond, const std::vector<Val>& then_vals) override;
 
  private:
@@ -57,6 +58,8 @@ class FragmentTags : public AnalysisBase {
   void CheckMmaK(const Op& op);
   void CheckMmaSides(const Op& op, const KSide& a, const KSide& b, const expr& i, const expr& kk,
                      const expr& j);
+  void ExplainK(const ProofResult& r, Finding* f, const KSide& a, const KSide& b,
+                const std::vector<int>& da, const std::vector<int>& db);
   TagSet IterationValue(int loop, const TagSet& before, const TagSet& body, bool last);
   FragTags MathTags(const Op& op);
   void CarryBegin(int loop, const Block& body, std::map<int, FragTags>* saved);

@@ -8,11 +8,9 @@
 
 namespace argus::verifier::engine {
 
-namespace {
-
 // One side of a tag comparison: the tag an element (index `idx`) of a
 // fragment or view holds, as candidates (condition, tag) in recency order.
-struct Side {
+struct TagAsserts::Side {
   bool ok = false;
   std::vector<expr> idx;
   std::optional<expr> guard, thread, none;
@@ -22,81 +20,83 @@ struct Side {
   std::optional<dsl::FragGeom> geom;
 };
 
-}  // namespace
+// The side of fragment or view `var` at element `pin` (every element when
+// null); s->ok stays false when the verifier does not track the value.
+void TagAsserts::ReadSide(const Op& op, const std::string& field, int var,
+                          const std::vector<expr>* pin, Side* s) {
+  Val& x = w_.vals()[var];
+  const Event* rd = nullptr;
+  bool global = false;
+  View gview;
+  if (x.k == Val::kFrag && x.read_event >= 0) {
+    rd = &w_.events()[x.read_event];
+    global = x.frag_global;
+    gview = x.view;
+  } else if (x.k == Val::kView && x.view.ok && x.view.space != dsl::Space::kLocal) {
+    Event& e = w_.NewEvent(op, x.view, false);
+    e.is_virtual = true;
+    std::vector<int64_t> ext;
+    expr range(c_);
+    e.elem = w_.ElemVars(x.view, "i", &ext, &range);
+    e.coords = w_.Coords(x.view, e.elem);
+    e.guard = w_.pc() && range;
+    global = x.view.space == dsl::Space::kGlobal;
+    if (global) e.alloc = -2;
+    gview = x.view;
+    rd = &e;
+  } else {
+    return;
+  }
+  z3::expr_vector from(c_), to(c_);
+  if (pin) {
+    if (pin->size() != rd->elem.size()) return;
+    for (size_t j = 0; j < pin->size(); ++j) {
+      from.push_back(rd->elem[j]);
+      to.push_back((*pin)[j]);
+    }
+  }
+  auto P = [&](const expr& e) { return pin ? const_cast<expr&>(e).substitute(from, to) : e; };
+  s->ok = true;
+  s->geom = rd->geom;
+  for (const expr& e : rd->elem) s->idx.push_back(P(e));
+  s->guard = P(*rd->guard);
+  s->thread = P(*rd->thread);
+  if (global) {
+    Tag t;
+    t.kind = field.empty() ? 1 : 0;
+    t.tensor = gview.base;
+    for (const expr& c : w_.Coords(gview, rd->elem)) t.c.push_back(P(c));
+    s->cands.emplace_back(c_.bool_val(true), t);
+    s->src.push_back(nullptr);
+    s->none = c_.bool_val(false);
+    return;
+  }
+  s->store = w_.Candidates(*rd, rd->coords, field);
+  expr prior = c_.bool_val(true), none = c_.bool_val(true);
+  for (const Cand& c : s->store) {
+    Tag t = c.tag;
+    for (expr& e : t.c) e = P(e);
+    s->cands.emplace_back(P(prior && c.body), t);
+    s->src.push_back(&c);
+    if (c.window) prior = prior && !c.excl;
+    none = none && !c.excl;
+  }
+  s->none = P(none);
+}
 
 void TagAsserts::Before(const Op& op) {
   if (op.code != OpCode::kAssertTag && op.code != OpCode::kAssertTagEq) return;
   bool eq = op.code == OpCode::kAssertTagEq;
   std::string field = eq ? "" : op.name;
-  auto side = [&](int var, const std::vector<expr>* pin, Side* s) {
-    Val& x = w_.vals()[var];
-    const Event* rd = nullptr;
-    bool global = false;
-    View gview;
-    if (x.k == Val::kFrag && x.read_event >= 0) {
-      rd = &w_.events()[x.read_event];
-      global = x.frag_global;
-      gview = x.view;
-    } else if (x.k == Val::kView && x.view.ok && x.view.space != dsl::Space::kLocal) {
-      Event& e = w_.NewEvent(op, x.view, false);
-      e.is_virtual = true;
-      std::vector<int64_t> ext;
-      expr range(c_);
-      e.elem = w_.ElemVars(x.view, "i", &ext, &range);
-      e.coords = w_.Coords(x.view, e.elem);
-      e.guard = w_.pc() && range;
-      global = x.view.space == dsl::Space::kGlobal;
-      if (global) e.alloc = -2;
-      gview = x.view;
-      rd = &e;
-    } else {
-      return;
-    }
-    z3::expr_vector from(c_), to(c_);
-    if (pin) {
-      if (pin->size() != rd->elem.size()) return;
-      for (size_t j = 0; j < pin->size(); ++j) {
-        from.push_back(rd->elem[j]);
-        to.push_back((*pin)[j]);
-      }
-    }
-    auto P = [&](const expr& e) { return pin ? const_cast<expr&>(e).substitute(from, to) : e; };
-    s->ok = true;
-    s->geom = rd->geom;
-    for (const expr& e : rd->elem) s->idx.push_back(P(e));
-    s->guard = P(*rd->guard);
-    s->thread = P(*rd->thread);
-    if (global) {
-      Tag t;
-      t.kind = field.empty() ? 1 : 0;
-      t.tensor = gview.base;
-      for (const expr& c : w_.Coords(gview, rd->elem)) t.c.push_back(P(c));
-      s->cands.emplace_back(c_.bool_val(true), t);
-      s->src.push_back(nullptr);
-      s->none = c_.bool_val(false);
-      return;
-    }
-    s->store = w_.Candidates(*rd, rd->coords, field);
-    expr prior = c_.bool_val(true), none = c_.bool_val(true);
-    for (const Cand& c : s->store) {
-      Tag t = c.tag;
-      for (expr& e : t.c) e = P(e);
-      s->cands.emplace_back(P(prior && c.body), t);
-      s->src.push_back(&c);
-      if (c.window) prior = prior && !c.excl;
-      none = none && !c.excl;
-    }
-    s->none = P(none);
-  };
   Side a;
-  side(op.operands[0], nullptr, &a);
+  ReadSide(op, field, op.operands[0], nullptr, &a);
   if (!a.ok) {
     Unsupported(op, "assert_tag on a value the verifier does not track (only fragments and views)");
     return;
   }
   Side b;
   if (eq) {
-    side(op.operands[1], &a.idx, &b);
+    ReadSide(op, field, op.operands[1], &a.idx, &b);
     if (!b.ok) {
       Unsupported(op, "assert_tag_eq on a value the verifier does not track");
       return;

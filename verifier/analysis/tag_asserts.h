@@ -9,6 +9,7 @@
 #define ARGUS_VERIFIER_ANALYSIS_TAG_ASSERTS_H_
 
 #include <string>
+#include <vector>
 
 #include "verifier/analysis/analysis_base.h"
 #include "verifier/analysis/tag_flow.h"
@@ -22,6 +23,9 @@ class TagAsserts : public AnalysisBase {
   void Before(const Op& op) override;
 
  private:
+  struct Side;
+  void ReadSide(const Op& op, const std::string& field, int var, const std::vector<expr>* pin,
+                Side* s);
   std::string TagText(const ProofResult& r, const std::string& p, const Tag& t,
                       const std::string& field);
 

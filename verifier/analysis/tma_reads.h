@@ -29,6 +29,8 @@ class TmaReads : public AnalysisBase, public FillResolver {
   std::vector<Cand> Candidates(const Event& rd, const std::vector<expr>& L) override;
 
  private:
+  void CheckFill(const Event& rd, MbOp& w);
+
   MbarrierPhases& phases_;
 };
 

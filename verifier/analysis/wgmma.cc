@@ -165,8 +165,7 @@ void Wgmma::EnterLoop(const LoopFrame& l) {
 
 void Wgmma::ExitLoop(const LoopFrame& l) {
   if (!l.n) return;
-  LoopState st = std::move(loop_states_.back());
-  loop_states_.pop_back();
+  const LoopState& st = loop_states_.back();
   const expr& k = *l.k;
   const expr& lo = *l.lo;
   const expr& trip = *l.trip;
@@ -188,6 +187,10 @@ void Wgmma::ExitLoop(const LoopFrame& l) {
   }
 }
 
+void Wgmma::LeaveLoop(const LoopFrame& l) {
+  if (l.n) loop_states_.pop_back();
+}
+
 void Wgmma::EnterIf(const expr& cond) {
   if_states_.push_back(IfState{acc_group_, {}, *wg_covered_, *wg_covered_});
 }
@@ -201,8 +204,7 @@ void Wgmma::EnterElse(const expr& cond) {
 }
 
 void Wgmma::ExitIf(const expr& cond, const std::vector<Val>& then_vals) {
-  IfState st = std::move(if_states_.back());
-  if_states_.pop_back();
+  const IfState& st = if_states_.back();
   const auto& acc1 = st.acc1;
   const expr& cov1 = st.cov1;
   for (auto& [a, g] : acc1) acc_group_.emplace(a, I(-1));
@@ -213,6 +215,8 @@ void Wgmma::ExitIf(const expr& cond, const std::vector<Val>& then_vals) {
   }
   if (!z3::eq(cov1, *wg_covered_)) wg_covered_ = z3::ite(cond, cov1, *wg_covered_);
 }
+
+void Wgmma::LeaveIf() { if_states_.pop_back(); }
 
 void Wgmma::DoWgmma(const Op& op) {
   const dsl::ir::Type& at = f_.vars[op.operands[0]].type;

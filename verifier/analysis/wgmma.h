@@ -38,9 +38,11 @@ class Wgmma : public AnalysisBase {
   void Before(const Op& op) override;
   void EnterLoop(const LoopFrame& l) override;
   void ExitLoop(const LoopFrame& l) override;
+  void LeaveLoop(const LoopFrame& l) override;
   void EnterIf(const expr& cond) override;
   void EnterElse(const expr& cond) override;
   void ExitIf(const expr& cond, const std::vector<Val>& then_vals) override;
+  void LeaveIf() override;
 
   // The groups known complete at the current point.
   const expr& covered() const { return *wg_covered_; }
