@@ -1,34 +1,11 @@
-// verifier/verify_frag.cc: the engine's fragment-math part — tags through
-// accumulators, row vectors and to_operand, and the MMA K-slice check on any
-// operand (see engine.h and docs/verifier.md, "Fragment math").
-//
-// Fragment math is register-only: it touches no memory, so it adds no race,
-// bounds or wait obligation. What it must keep is the data-flow identity of
-// each element. An accumulator element (i, j) is a sum of products A(i, kk) *
-// B(kk, j): its *row tags* are the tags of the A elements of row i, its
-// *column tags* those of the B elements of column j (the contraction
-// coordinate stays free, so a tag stands for every kk). Elementwise math keeps
-// the tags of its operands element by element (the union: a value built from
-// two accumulators carries both), a row reduction keeps the row tags and has no
-// column identity, and to_operand(p, o) makes element (i, kk) of the new A
-// operand element (i, kk) of p — its K coordinate is p's column, i.e. the tag
-// that p's column carries (in attention, the key position). The K-slice check
-// then compares the K coordinate of A's tag with that of B's for every (i, kk,
-// j): the coordinate of each tag that moves with kk.
-//
-// Layout facts the tags rest on are checked by enumerating the instruction's
-// lane tables (dsl/mma.h), so they hold for any layout FragGeom describes: the
-// lanes a row reduction combines hold exactly that row's columns, and
-// to_operand's A elements sit in the lanes that hold the accumulator elements.
+// verifier/analysis/fragment_tags.cc: tags through fragment math and the
+// MMA K-slice check (see fragment_tags.h).
+#include "verifier/analysis/fragment_tags.h"
+
 #include <algorithm>
-#include <functional>
-#include <map>
-#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "base/status.h"
-#include "verifier/engine.h"
 
 namespace argus::verifier::engine {
 
@@ -62,7 +39,7 @@ TagAlt SubstAlt(const TagAlt& a, const z3::expr_vector& from, const z3::expr_vec
 // One operand of an MMA, element (r, c) (A: row, K; B: K, col): its tag
 // alternatives, the guard under which it is read, whether every element that
 // reaches the MMA has a known tag.
-struct Engine::KSide {
+struct FragmentTags::KSide {
   bool ok = false;
   std::vector<TagAlt> alts;
   std::optional<expr> guard, known, thread;
@@ -72,8 +49,45 @@ struct Engine::KSide {
   const Op* acc_src = nullptr;
 };
 
-bool Engine::OperandSide(int var, bool is_a, const expr& r, const expr& c, KSide* s) {
-  const Val& v = vals_[var];
+void FragmentTags::Before(const Op& op) {
+  switch (op.code) {
+    case OpCode::kMma:
+    case OpCode::kWgmma:
+      // wgmma: tags flow as through mma; the operands' values are those of
+      // their reads (the reads' windows and waits are checked on their
+      // events), a register A operand's K coordinate is its source's column tag.
+      return DoMma(op);
+    default:
+      if (dsl::ir::Info(op.code).family == dsl::ir::OpFamily::kFragmentMath)
+        result_tags_ = MathTags(op);
+      return;
+  }
+}
+
+void FragmentTags::After(const Op& op) {
+  if (dsl::ir::Info(op.code).family == dsl::ir::OpFamily::kFragmentMath)
+    w_.vals()[op.result].ft = result_tags_;
+}
+
+void FragmentTags::EnterLoop(const LoopFrame& l) {
+  std::map<int, FragTags>& saved = carried_[l.id];
+  if (l.n) {
+    CarryBegin(l.id, l.op->regions[0], &saved);
+  } else {
+    for (const Block& r : l.op->regions) CarryBegin(l.id, r, &saved);
+  }
+}
+
+void FragmentTags::ExitLoopBody(const LoopFrame& l) { CarryEnd(l.id, carried_[l.id]); }
+
+void FragmentTags::LeaveLoop(const LoopFrame& l) { carried_.erase(l.id); }
+
+void FragmentTags::ExitIf(const expr& cond, const std::vector<Val>& then_vals) {
+  MergeFragTags(cond, then_vals);
+}
+
+bool FragmentTags::OperandSide(int var, bool is_a, const expr& r, const expr& c, KSide* s) {
+  const Val& v = w_.vals()[var];
   if (v.k != Val::kFrag) return false;
   const dsl::ir::Type& ty = f_.vars[var].type;
   if (ty.is_frag()) s->geom = ty.frag.Geom();
@@ -82,19 +96,19 @@ bool Engine::OperandSide(int var, bool is_a, const expr& r, const expr& c, KSide
     // to_operand: element (r, c) of the A operand is element (r, c) of the
     // accumulator; its K coordinate is the accumulator's column tag.
     if (!is_a || !v.ft) return false;
-    from.push_back(fi_);
-    from.push_back(fj_);
+    from.push_back(w_.fi());
+    from.push_back(w_.fj());
     to.push_back(r);
     to.push_back(c);
     for (const TagAlt& a : v.ft->cols.alts) s->alts.push_back(SubstAlt(a, from, to));
     s->known = v.ft->cols.known ? Substitute(*v.ft->cols.known, from, to) : c_.bool_val(true);
     s->carried = v.ft->cols.carried;
-    s->guard = *pc_ && r >= 0 && r < I(ty.frag.rows) && c >= 0 && c < I(ty.frag.cols);
+    s->guard = w_.pc() && r >= 0 && r < I(ty.frag.rows) && c >= 0 && c < I(ty.frag.cols);
     s->from_acc = true;
     s->ok = true;
     return true;
   }
-  const Event& rd = events_[v.read_event];
+  const Event& rd = w_.events()[v.read_event];
   if (rd.elem.size() != 2) return false;
   from.push_back(rd.elem[0]);
   from.push_back(rd.elem[1]);
@@ -106,14 +120,14 @@ bool Engine::OperandSide(int var, bool is_a, const expr& r, const expr& c, KSide
     Tag t;
     t.kind = 1;
     t.tensor = v.view.base;
-    t.c = Coords(v.view, rd.elem);
+    t.c = w_.Coords(v.view, rd.elem);
     s->alts.push_back(SubstAlt(TagAlt{c_.bool_val(true), t, rd.op}, from, to));
     s->known = c_.bool_val(true);
     s->ok = true;
     return true;
   }
   if (rd.alloc < 0) return false;
-  auto cands = Candidates(rd, rd.coords, "");
+  auto cands = w_.Candidates(rd, rd.coords, "");
   expr prior = c_.bool_val(true), known = c_.bool_val(false);
   for (const Cand& cd : cands) {
     if (cd.tag.kind == 1) {
@@ -128,7 +142,7 @@ bool Engine::OperandSide(int var, bool is_a, const expr& r, const expr& c, KSide
   return true;
 }
 
-TagSet Engine::Union(const TagSet& a, const TagSet& b) {
+TagSet FragmentTags::Union(const TagSet& a, const TagSet& b) {
   TagSet o = a;
   o.alts.insert(o.alts.end(), b.alts.begin(), b.alts.end());
   if (b.known) o.known = a.known ? (*a.known && *b.known) : *b.known;
@@ -136,12 +150,12 @@ TagSet Engine::Union(const TagSet& a, const TagSet& b) {
   return o;
 }
 
-// The tags one MMA adds to its accumulator's element (fi_, fj_) from operand
+// The tags one MMA adds to its accumulator's element (w_.fi(), w_.fj()) from operand
 // side `s` read at (r, c): every alternative, where the read happens.
-TagSet Engine::Contributions(const Op& op, const KSide& s) {
+TagSet FragmentTags::Contributions(const Op& op, const KSide& s) {
   TagSet t;
   t.carried = s.carried;
-  expr at = *pc_ && *s.guard;
+  expr at = w_.pc() && *s.guard;
   for (const TagAlt& a : s.alts) {
     TagAlt x = a;
     x.cond = at && a.cond;
@@ -152,23 +166,23 @@ TagSet Engine::Contributions(const Op& op, const KSide& s) {
   return t;
 }
 
-void Engine::DoMma(const Op& op) {
-  Val& acc = vals_[op.operands[0]];
+void FragmentTags::DoMma(const Op& op) {
+  Val& acc = w_.vals()[op.operands[0]];
   if (acc.k != Val::kFrag) return;
   CheckMmaK(op);
-  // The accumulator's new contributions: A's row fi_ (any kk), B's column fj_.
+  // The accumulator's new contributions: A's row w_.fi() (any kk), B's column w_.fj().
   FragTags add;
   KSide a, b;
   expr kr = Fresh("kr"), kc = Fresh("kc");
-  const Val& av = vals_[op.operands[1]];
+  const Val& av = w_.vals()[op.operands[1]];
   if (av.read_event < 0 && av.ft) {
     add.rows = av.ft->rows;  // to_operand: the rows of the source accumulator
-  } else if (OperandSide(op.operands[1], true, fi_, kr, &a)) {
+  } else if (OperandSide(op.operands[1], true, w_.fi(), kr, &a)) {
     add.rows = Contributions(op, a);
   } else {
     add.rows.known = c_.bool_val(false);
   }
-  if (OperandSide(op.operands[2], false, kc, fj_, &b)) {
+  if (OperandSide(op.operands[2], false, kc, w_.fj(), &b)) {
     add.cols = Contributions(op, b);
   } else {
     add.cols.known = c_.bool_val(false);
@@ -181,7 +195,7 @@ void Engine::DoMma(const Op& op) {
   acc.ft->cols = Union(acc.ft->cols, add.cols);
 }
 
-void Engine::CheckMmaK(const Op& op) {
+void FragmentTags::CheckMmaK(const Op& op) {
   expr i = Fresh("mi"), kk = Fresh("mk"), j = Fresh("mj");
   KSide a, b;
   if (!OperandSide(op.operands[1], true, i, kk, &a) ||
@@ -190,17 +204,17 @@ void Engine::CheckMmaK(const Op& op) {
   if (!a.carried.empty() || !b.carried.empty()) {
     const int var = op.operands[1];
     const std::set<std::pair<int, int>> self = {
-        {loop_stack_.empty() ? -1 : loop_stack_.back(), var}};
+        {w_.loop_stack().empty() ? -1 : w_.loop_stack().back(), var}};
     if (b.carried.empty() && a.from_acc && a.carried == self) {
       // A register operand carried from the previous iteration (FA3: P(t-1)
       // of the last iteration meets V(t-1)): decided when the loop ends and
       // the body's last value of the operand is known.
-      const int loop = loop_stack_.back();
-      const std::vector<int> loops = loop_stack_;
+      const int loop = w_.loop_stack().back();
+      const std::vector<int> loops = w_.loop_stack();
       const dsl::ir::Type ty = f_.vars[var].type;
       pending_k_.emplace(loop, [=, this](const std::map<int, FragTags>& saved) {
         auto before = saved.find(var);
-        const Val& now = vals_[var];
+        const Val& now = w_.vals()[var];
         if (before == saved.end() || !now.ft || !now.ft->cols.carried.empty() ||
             !before->second.cols.carried.empty())
           return Unsupported(op,
@@ -209,8 +223,8 @@ void Engine::CheckMmaK(const Op& op) {
         TagSet at = IterationValue(loop, before->second.cols, now.ft->cols, /*last=*/false);
         KSide a2 = a;
         z3::expr_vector from(c_), to(c_);
-        from.push_back(fi_);
-        from.push_back(fj_);
+        from.push_back(w_.fi());
+        from.push_back(w_.fj());
         to.push_back(i);
         to.push_back(kk);
         a2.alts.clear();
@@ -218,10 +232,10 @@ void Engine::CheckMmaK(const Op& op) {
         a2.known = at.known ? Substitute(*at.known, from, to) : c_.bool_val(true);
         a2.carried.clear();
         (void)ty;
-        std::vector<int> outer = loop_stack_;
-        loop_stack_ = loops;
+        std::vector<int> outer = w_.loop_stack();
+        w_.loop_stack() = loops;
         CheckMmaSides(op, a2, b, i, kk, j);
-        loop_stack_ = outer;
+        w_.loop_stack() = outer;
       });
       return;
     }
@@ -238,8 +252,8 @@ void Engine::CheckMmaK(const Op& op) {
 // body's last value of iteration k - 1 after; true, the value after the loop:
 // the body's last value of the last iteration, or the value before the loop
 // when it ran no iteration).
-TagSet Engine::IterationValue(int loop, const TagSet& before, const TagSet& body, bool last) {
-  const LoopInfo& li = loops_[loop];
+TagSet FragmentTags::IterationValue(int loop, const TagSet& before, const TagSet& body, bool last) {
+  const LoopInfo& li = w_.loops()[loop];
   expr k = *li.var;
   z3::expr_vector from(c_), to(c_);
   from.push_back(k);
@@ -262,8 +276,83 @@ TagSet Engine::IterationValue(int loop, const TagSet& before, const TagSet& body
   return out;
 }
 
-void Engine::CheckMmaSides(const Op& op, const KSide& a, const KSide& b, const expr& i,
-                           const expr& kk, const expr& j) {
+// The counterexample of a K mismatch: the lane that holds A's element, the
+// pair of alternatives the model picked, their tags and writers.
+void FragmentTags::ExplainK(const ProofResult& r, Finding* f, const KSide& a, const KSide& b,
+                            const std::vector<int>& da, const std::vector<int>& db) {
+  auto tag_text = [&](const ProofResult& r, const std::string& p, const Tag& t) {
+    std::vector<int64_t> cs;
+    for (size_t d = 0; d < t.c.size(); ++d) cs.push_back(M(r, absl::StrCat(p, d)));
+    return absl::StrCat(f_.tensors[t.tensor].name, "(", absl::StrJoin(cs, ","), ")");
+  };
+  auto dim_text = [&](const Tag& t, int d) {
+    return absl::StrCat(f_.tensors[t.tensor].name, " dim ", d);
+  };
+  int64_t mi = M(r, "@i"), mk = M(r, "@kk"), mj = M(r, "@j");
+  f->cex.coordinates = {mi, mk};
+  // The lane that holds A element (i, kk), from the instruction's lane
+  // table (any layout FragGeom describes).
+  // (wgmma: only a register A operand has lanes; a descriptor has none.)
+  if (a.geom && a.geom->mma && (!a.geom->mma->wgmma || a.from_acc)) {
+    const dsl::FragGeom& g = *a.geom;
+    bool found = false;
+    for (int w = 0; w < g.wm * g.wn && !found; ++w) {
+      for (int l = 0; l < g.mma->warp_size && !found; ++l) {
+        for (int e = 0; e < g.PerLane() && !found; ++e) {
+          int rr, cc;
+          g.Coord(w, l, e, &rr, &cc);
+          if (rr != mi || cc != mk) continue;
+          found = true;
+          f->cex.thread = (g.first + w) * g.mma->warp_size + l;
+          f->cex.warp = f->cex.thread / f_.warp_size;
+          f->cex.lane = f->cex.thread % f_.warp_size;
+          f->cex.element = e;
+        }
+      }
+    }
+  }
+  for (size_t x = 0; x < a.alts.size(); ++x) {
+    for (size_t y = 0; y < b.alts.size(); ++y) {
+      if (da[x] < 0 || db[y] < 0 || !M(r, absl::StrCat("@w", x, "_", y))) continue;
+      const Tag& ta = a.alts[x].tag;
+      const Tag& tb = b.alts[y].tag;
+      f->message = absl::StrCat(
+          "MMA operands disagree on K: A element (", mi, ",", mk, ") and B element (", mk, ",", mj,
+          ") come from different K coordinates",
+          a.from_acc ? " (A is to_operand of an accumulator: its K coordinate is the "
+                       "column tag of that accumulator, i.e. the B operand that produced "
+                       "its column)"
+                     : "");
+      f->cex.expected =
+          absl::StrCat("A column k=", M(r, absl::StrCat("@ka", x)), " (", dim_text(ta, da[x]),
+                       " of ", tag_text(r, absl::StrCat("@ta", x, "_"), ta), ")");
+      f->cex.actual =
+          absl::StrCat("B row k=", M(r, absl::StrCat("@kb", y)), " (", dim_text(tb, db[y]), " of ",
+                       tag_text(r, absl::StrCat("@tb", y, "_"), tb), ")");
+      if (const Op* w = b.alts[y].src) {
+        f->cex.written_at = w->loc;
+        f->cex.written_source = Src(w->loc);
+        std::vector<std::string> wi;
+        for (const auto& [n, v] : b.alts[y].iters)
+          wi.push_back(absl::StrCat(n, "=", M(r, absl::StrCat("@bi", y, ":", n))));
+        f->cex.written_iteration = absl::StrJoin(wi, ",");
+      }
+      if (a.alts[x].via && a.alts[x].src) {
+        f->cex.other =
+            absl::StrCat("A's column holds the accumulator column produced by the mma at line ",
+                         a.alts[x].via->loc.line, ", from its B operand written at line ",
+                         a.alts[x].src->loc.line);
+      } else if (a.alts[x].src) {
+        f->cex.other = absl::StrCat("A's element was written at line ", a.alts[x].src->loc.line);
+      }
+      return;
+    }
+  }
+  f->message = "MMA operands disagree on K";
+}
+
+void FragmentTags::CheckMmaSides(const Op& op, const KSide& a, const KSide& b, const expr& i,
+                                 const expr& kk, const expr& j) {
   // The K coordinate of a tag: the one coordinate that moves with kk (the
   // fragment's K index). A 2-D tag that does not mention kk (a broadcast)
   // keeps the GEMM convention: A's column, B's row.
@@ -354,81 +443,9 @@ void Engine::CheckMmaSides(const Op& op, const KSide& a, const KSide& b, const e
     for (const auto& [n, v] : b.alts[y].iters)
       watch.emplace_back(absl::StrCat("@bi", y, ":", n), v);
   }
-  auto tag_text = [&](const ProofResult& r, const std::string& p, const Tag& t) {
-    std::vector<int64_t> cs;
-    for (size_t d = 0; d < t.c.size(); ++d) cs.push_back(M(r, absl::StrCat(p, d)));
-    return absl::StrCat(f_.tensors[t.tensor].name, "(", absl::StrJoin(cs, ","), ")");
-  };
-  auto dim_text = [&](const Tag& t, int d) {
-    return absl::StrCat(f_.tensors[t.tensor].name, " dim ", d);
-  };
   Obligation(
       "mma_k_mismatch", op, bad_def, watch,
-      [&](const ProofResult& r, Finding* f) {
-        int64_t mi = M(r, "@i"), mk = M(r, "@kk"), mj = M(r, "@j");
-        f->cex.coordinates = {mi, mk};
-        // The lane that holds A element (i, kk), from the instruction's lane
-        // table (any layout FragGeom describes).
-        // (wgmma: only a register A operand has lanes; a descriptor has none.)
-        if (a.geom && a.geom->mma && (!a.geom->mma->wgmma || a.from_acc)) {
-          const dsl::FragGeom& g = *a.geom;
-          bool found = false;
-          for (int w = 0; w < g.wm * g.wn && !found; ++w) {
-            for (int l = 0; l < g.mma->warp_size && !found; ++l) {
-              for (int e = 0; e < g.PerLane() && !found; ++e) {
-                int rr, cc;
-                g.Coord(w, l, e, &rr, &cc);
-                if (rr != mi || cc != mk) continue;
-                found = true;
-                f->cex.thread = (g.first + w) * g.mma->warp_size + l;
-                f->cex.warp = f->cex.thread / f_.warp_size;
-                f->cex.lane = f->cex.thread % f_.warp_size;
-                f->cex.element = e;
-              }
-            }
-          }
-        }
-        for (size_t x = 0; x < a.alts.size(); ++x) {
-          for (size_t y = 0; y < b.alts.size(); ++y) {
-            if (da[x] < 0 || db[y] < 0 || !M(r, absl::StrCat("@w", x, "_", y))) continue;
-            const Tag& ta = a.alts[x].tag;
-            const Tag& tb = b.alts[y].tag;
-            f->message = absl::StrCat(
-                "MMA operands disagree on K: A element (", mi, ",", mk, ") and B element (", mk,
-                ",", mj, ") come from different K coordinates",
-                a.from_acc ? " (A is to_operand of an accumulator: its K coordinate is the "
-                             "column tag of that accumulator, i.e. the B operand that produced "
-                             "its column)"
-                           : "");
-            f->cex.expected =
-                absl::StrCat("A column k=", M(r, absl::StrCat("@ka", x)), " (", dim_text(ta, da[x]),
-                             " of ", tag_text(r, absl::StrCat("@ta", x, "_"), ta), ")");
-            f->cex.actual =
-                absl::StrCat("B row k=", M(r, absl::StrCat("@kb", y)), " (", dim_text(tb, db[y]),
-                             " of ", tag_text(r, absl::StrCat("@tb", y, "_"), tb), ")");
-            if (const Op* w = b.alts[y].src) {
-              f->cex.written_at = w->loc;
-              f->cex.written_source = Src(w->loc);
-              std::vector<std::string> wi;
-              for (const auto& [n, v] : b.alts[y].iters)
-                wi.push_back(absl::StrCat(n, "=", M(r, absl::StrCat("@bi", y, ":", n))));
-              f->cex.written_iteration = absl::StrJoin(wi, ",");
-            }
-            if (a.alts[x].via && a.alts[x].src) {
-              f->cex.other = absl::StrCat(
-                  "A's column holds the accumulator column produced by the mma at line ",
-                  a.alts[x].via->loc.line, ", from its B operand written at line ",
-                  a.alts[x].src->loc.line);
-            } else if (a.alts[x].src) {
-              f->cex.other =
-                  absl::StrCat("A's element was written at line ", a.alts[x].src->loc.line);
-            }
-            return;
-          }
-        }
-        f->message = "MMA operands disagree on K";
-      },
-      bad);
+      [&](const ProofResult& r, Finding* f) { ExplainK(r, f, a, b, da, db); }, bad);
   // Every element that reaches the MMA has a tag whose K coordinate is known
   // (otherwise the pairing is not proved: unknown, never passed).
   auto kwatch = BaseWatch();
@@ -443,25 +460,12 @@ void Engine::CheckMmaSides(const Op& op, const KSide& a, const KSide& b, const e
              });
 }
 
-absl::Status Engine::DoFragMath(const Op& op) {
-  Val out;
-  out.k = Val::kFrag;
-  const dsl::ir::Type& rt = f_.vars[op.result].type;
-  if (rt.is_frag()) out.geom = rt.frag.Geom();
+// The tags of fragment math's result, from its operands (before the walker
+// rebinds the result, which may be one of them).
+FragTags FragmentTags::MathTags(const Op& op) {
   FragTags ft;
-  if (reg_vars_.count(op.result)) CheckAccRead(op, op.result, /*write=*/true);
-  // Fragment math reads its data operands: a wgmma accumulator only after
-  // the wgmma_wait that covers its last wgmma (col_index / row_fill read
-  // only the geometry; to_operand's second operand names the target).
-  if (op.code == OpCode::kFragEw || op.code == OpCode::kFragRowReduce ||
-      op.code == OpCode::kToOperand) {
-    for (size_t x = 0; x < op.operands.size(); ++x) {
-      if (op.code != OpCode::kFragEw && x > 0) break;
-      if (acc_group_.count(op.operands[x])) CheckAccRead(op, op.operands[x]);
-    }
-  }
   auto tags_of = [&](int var) -> std::optional<FragTags> {
-    const Val& v = vals_[var];
+    const Val& v = w_.vals()[var];
     if (v.k != Val::kFrag) return FragTags{};  // a scalar: no tags
     if (v.ft) return v.ft;
     FragTags opaque;  // an operand fragment (the checker forbids it): unknown
@@ -469,19 +473,9 @@ absl::Status Engine::DoFragMath(const Op& op) {
     return opaque;
   };
   switch (op.code) {
-    case OpCode::kFragEw: {
+    case OpCode::kFragEw:
       // Element (i, j) of the result is made of element (i, j) of each
       // operand (row vectors: of its row): the union of their tags.
-      std::set<int> accs;
-      for (int x : op.operands) {
-        const auto& xt = f_.vars[x].type;
-        if (auto d = ew_accs_.find(x); d != ew_accs_.end()) {
-          accs.insert(d->second.begin(), d->second.end());
-        } else if (xt.is_frag() && xt.frag.role == dsl::FragRole::kAcc) {
-          accs.insert(x);
-        }
-      }
-      ew_accs_.insert_or_assign(op.result, accs);
       for (int x : op.operands) {
         FragTags t = *tags_of(x);
         ft.rows = Union(ft.rows, t.rows);
@@ -491,131 +485,17 @@ absl::Status Engine::DoFragMath(const Op& op) {
           ft.cols = Union(ft.cols, t.cols);
       }
       break;
-    }
-    case OpCode::kFragRowReduce: {
+    case OpCode::kFragRowReduce:
       // A per-row value: the row's tags; it has no column identity.
-      FragTags t = *tags_of(op.operands[0]);
-      ft.rows = t.rows;
-      if (f_.vars[op.operands[0]].type.is_frag())
-        CheckRowReduceLayout(op, f_.vars[op.operands[0]].type.frag.Geom());
+      ft.rows = tags_of(op.operands[0])->rows;
       break;
-    }
-    case OpCode::kFragCoord:
-    case OpCode::kFragRowFill:
-      break;  // indexes and constants: no data
-    case OpCode::kToOperand: {
+    case OpCode::kToOperand:
       ft = *tags_of(op.operands[0]);
-      const auto& at = f_.vars[op.operands[0]].type;
-      if (rt.is_frag() && at.is_frag()) CheckToOperandLayout(op, rt.frag.Geom(), at.frag.Geom());
       break;
-    }
-    default:
+    default:  // indexes and constants: no data
       break;
   }
-  out.ft = ft;
-  vals_[op.result] = out;
-  return absl::OkStatus();
-}
-
-// The values a row reduction combines: within each lane, its elements of one
-// row slot; across lanes, the lanes that differ in the column lane bits. Both
-// must be exactly the elements of that row (all its columns, no other row).
-void Engine::CheckRowReduceLayout(const Op& op, const dsl::FragGeom& g) {
-  rep_->obligations++;
-  std::string why;
-  if (!g.mma || g.wn != 1) {
-    why = "the accumulator's rows span several warps";
-  } else {
-    // Each lane-element belongs to the group (lane less its column bits, row
-    // slot); a group must hold one row and all of its columns. Tables built
-    // once: O(lanes x elements) per warp (a wgmma accumulator has 128 lanes
-    // of up to 128 elements).
-    const int bits = dsl::AccColumnLaneBits(*g.mma), ws = g.mma->warp_size, per = g.PerLane();
-    std::vector<int> slot(per);
-    for (int e = 0; e < per; ++e) slot[e] = g.RowSlot(e);
-    struct Group {
-      int row = -1, lane = 0;
-      std::set<int> cols;
-    };
-    for (int w = 0; w < g.wm && why.empty(); ++w) {
-      std::map<std::pair<int, int>, Group> groups;
-      for (int l = 0; l < ws && why.empty(); ++l) {
-        for (int e = 0; e < per; ++e) {
-          int row, col;
-          g.Coord(w, l, e, &row, &col);
-          Group& gr = groups[{l & ~bits, slot[e]}];
-          if (gr.row < 0) {
-            gr.row = row;
-            gr.lane = l;
-          } else if (gr.row != row) {
-            why = absl::StrCat("warp ", w, " lane ", l, " element ", e, " holds row ", row,
-                               ", combined into row ", gr.row, " of lane ", gr.lane);
-            break;
-          }
-          gr.cols.insert(col);
-        }
-      }
-      for (const auto& [key, gr] : groups) {
-        if (!why.empty()) break;
-        if (static_cast<int>(gr.cols.size()) != g.bn)
-          why = absl::StrCat("row ", gr.row, " of warp ", w, " combines ", gr.cols.size(), " of ",
-                             g.bn, " columns");
-      }
-    }
-  }
-  LayoutVerdict(op, "row_reduce_layout",
-                why.empty() ? why
-                            : absl::StrCat("row reduction does not combine exactly one row's "
-                                           "columns: ",
-                                           why));
-}
-
-// to_operand moves no data: each A element must already be in the lane (of
-// the same warp) that holds the accumulator element of the same coordinates.
-void Engine::CheckToOperandLayout(const Op& op, const dsl::FragGeom& a, const dsl::FragGeom& acc) {
-  rep_->obligations++;
-  std::string why;
-  if (!a.mma || !acc.mma || !a.mma->a_coord) {
-    why = "the instruction has no register A operand";
-  } else {
-    for (int w = 0; w < a.wm * a.wn && why.empty(); ++w) {
-      for (int l = 0; l < a.mma->warp_size && why.empty(); ++l) {
-        std::set<std::pair<int, int>> held;
-        for (int q = 0; q < acc.PerLane(); ++q) {
-          int r, c;
-          acc.Coord(w, l, q, &r, &c);
-          held.insert({r, c});
-        }
-        for (int e = 0; e < a.PerLane(); ++e) {
-          int r, c;
-          a.Coord(w, l, e, &r, &c);
-          if (!held.count({r, c})) {
-            why = absl::StrCat("A element (", r, ",", c, ") of warp ", w, " lane ", l,
-                               " is not held by that lane in the accumulator");
-            break;
-          }
-        }
-      }
-    }
-  }
-  LayoutVerdict(
-      op, "to_operand_layout",
-      why.empty() ? why
-                  : absl::StrCat("to_operand: the accumulator layout is not the A layout: ", why));
-}
-
-// A layout obligation decided by enumeration: proved, or a violation saying why.
-void Engine::LayoutVerdict(const Op& op, const std::string& check, const std::string& why) {
-  if (why.empty()) {
-    rep_->proved++;
-    return;
-  }
-  Finding f;
-  f.check = check;
-  f.message = why;
-  f.loc = op.loc;
-  f.source_line = Src(op.loc);
-  rep_->findings.push_back(f);
+  return ft;
 }
 
 // Loop-carried fragments: at the head of a generic iteration a fragment the
@@ -624,7 +504,7 @@ void Engine::LayoutVerdict(const Op& op, const std::string& check, const std::st
 // has been walked. It is marked carried; a use that needs its tags before the
 // loop ends is unknown. After the loop its tags are the value before the
 // loop plus the body's contributions at a free iteration (every iteration).
-void Engine::CarryBegin(int loop, const Block& body, std::map<int, FragTags>* saved) {
+void FragmentTags::CarryBegin(int loop, const Block& body, std::map<int, FragTags>* saved) {
   std::set<int> vars;
   std::function<void(const Block&)> scan = [&](const Block& b) {
     for (const Op& o : b) {
@@ -636,7 +516,7 @@ void Engine::CarryBegin(int loop, const Block& body, std::map<int, FragTags>* sa
   };
   scan(body);
   for (int v : vars) {
-    Val& x = vals_[v];
+    Val& x = w_.vals()[v];
     if (x.k != Val::kFrag || !x.ft) continue;
     saved->emplace(v, *x.ft);
     x.ft->rows.carried.insert({loop, v});
@@ -645,7 +525,7 @@ void Engine::CarryBegin(int loop, const Block& body, std::map<int, FragTags>* sa
   }
 }
 
-void Engine::CarryEnd(int loop, const std::map<int, FragTags>& saved) {
+void FragmentTags::CarryEnd(int loop, const std::map<int, FragTags>& saved) {
   // MMA checks on operands carried from the previous iteration, now that the
   // body's last values are known.
   auto [pb, pe] = pending_k_.equal_range(loop);
@@ -661,7 +541,7 @@ void Engine::CarryEnd(int loop, const std::map<int, FragTags>& saved) {
         for (const Block& r : o.regions) scan(r);
       }
     };
-    scan(loops_[loop].op->regions[0]);
+    scan(w_.loops()[loop].op->regions[0]);
   }
   auto settle = [&](int v, TagSet* t, const TagSet* before) {
     bool mine = false;
@@ -687,8 +567,8 @@ void Engine::CarryEnd(int loop, const std::map<int, FragTags>& saved) {
     if (other) t->known = c_.bool_val(false);
     if (before) *t = Union(*before, *t);
   };
-  for (size_t v = 0; v < vals_.size(); ++v) {
-    Val& x = vals_[v];
+  for (size_t v = 0; v < w_.vals().size(); ++v) {
+    Val& x = w_.vals()[v];
     if (x.k != Val::kFrag || !x.ft) continue;
     auto it = saved.find(static_cast<int>(v));
     settle(static_cast<int>(v), &x.ft->rows, it == saved.end() ? nullptr : &it->second.rows);
@@ -697,11 +577,11 @@ void Engine::CarryEnd(int loop, const std::map<int, FragTags>& saved) {
 }
 
 // After an `if`: a fragment holds the tags of either branch (the union).
-void Engine::MergeFragTags(const expr& cond, const std::vector<Val>& then_vals) {
+void FragmentTags::MergeFragTags(const expr& cond, const std::vector<Val>& then_vals) {
   (void)cond;  // each contribution's condition already includes the branch's
-  for (size_t v = 0; v < vals_.size() && v < then_vals.size(); ++v) {
+  for (size_t v = 0; v < w_.vals().size() && v < then_vals.size(); ++v) {
     const Val& a = then_vals[v];
-    Val& b = vals_[v];
+    Val& b = w_.vals()[v];
     if (a.k != Val::kFrag || b.k != Val::kFrag || !a.ft) continue;
     auto same = [](const TagSet& x, const TagSet& y) {
       if (x.alts.size() != y.alts.size() || x.carried != y.carried ||

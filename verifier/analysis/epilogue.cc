@@ -1,51 +1,51 @@
-// verifier/verify_epilogue.cc: the engine's part for the TMA-store epilogue
-// (docs/dsl.md "TMA store epilogue", docs/verifier.md): tma_store,
-// tma_store_commit, tma_store_wait, warpgroup_barrier and the fragment stores
-// (store(acc, buf, at=)) and fences around them.
-//
-// The ops are recorded during the walk (RecordEpi) and checked after it
-// (CheckEpilogue) for the modeled shape: one tma_store and one commit in the
-// same loop nest, issued in every iteration by the threads that issue them, so
-// that the bulk group of the store in linearized iteration N is N; the stored
-// buffer written only by store(..., at=) in that loop. Then, with Z3 over two
-// symbolic thread/iteration instances:
-// - bulk_store_reuse: no write to an element a store of an earlier iteration
-//   (or earlier in this one) reads, unless the storing thread's
-//   tma_store_wait(n) in the writer's iteration covered its group and a
-//   warp-group barrier after that wait precedes the write (same warp group);
-// - bulk_store_race: two warp groups never write the same buffer element;
-// - bulk_store_stale / warpgroup_divergence: the store reads only elements its
-//   warp group wrote in the same iteration (the sub-tile lies in the group's
-//   part of the accumulator, the same buffer and sub-tile in every thread);
-// - proxy_fence / bulk_store_unordered: fence_proxy_async() after the
-//   fragment stores and a warp-group barrier after it, before the store;
-// - bulk_store_drain: tma_store_wait(0) after the loop in every storing thread.
-// Anything else is `unsupported`. The reduce form (tma_store(..., reduce="add"),
-// op.sub == 1) is checked exactly like the plain store: its data flow into the
-// tile is the same; that the adds of all blocks into one tile cover K once and
-// land on zeros is global memory across blocks and launches, not modeled here
-// (docs/verifier.md).
+// verifier/analysis/epilogue.cc: the TMA-store epilogue's checks (see
+// epilogue.h).
+#include "verifier/analysis/epilogue.h"
+
 #include <map>
 #include <set>
-#include <string>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "base/status.h"
-#include "verifier/engine.h"
 
 namespace argus::verifier::engine {
 
-void Engine::RecordEpi(const Op& op, EpiOp::Kind kind) {
+void Epilogue::Before(const Op& op) {
+  switch (op.code) {
+    case OpCode::kStoreFragment:
+      return Record(op, EpiOp::kWrite);
+    case OpCode::kFenceProxyAsync:
+      return Record(op, EpiOp::kFence);
+    case OpCode::kTmaStoreCommit:
+      return Record(op, EpiOp::kCommit);
+    case OpCode::kTmaStoreWait:
+      return Record(op, EpiOp::kWait);
+    case OpCode::kWarpgroupBarrier:
+      return Record(op, EpiOp::kWgBar);
+    default:
+      return;
+  }
+}
+
+void Epilogue::Accessed(const Access& a) {
+  // A tma_store's first access is the global tile it writes.
+  if (a.op.code == OpCode::kTmaStore && a.view.space == dsl::Space::kGlobal) store_tile_ = a.view;
+}
+
+void Epilogue::After(const Op& op) {
+  if (op.code != OpCode::kTmaStore) return;
+  Record(op, EpiOp::kStore);
+  if (!epi_.empty() && epi_.back().op == &op) epi_.back().gview = store_tile_;
+}
+
+void Epilogue::Record(const Op& op, EpiOp::Kind kind) {
   EpiOp e;
   e.kind = kind;
   e.op = &op;
-  e.pos = pos_;
-  e.loops = loop_stack_;
-  e.pc = *pc_;
+  e.pos = w_.pos();
+  e.loops = w_.loop_stack();
+  e.pc = w_.pc();
   if (kind == EpiOp::kWrite || kind == EpiOp::kStore) {
-    const Val& v = vals_[op.operands[kind == EpiOp::kWrite ? 1 : 0]];
+    const Val& v = w_.vals()[op.operands[kind == EpiOp::kWrite ? 1 : 0]];
     if (v.k != Val::kView || !v.view.ok || v.view.space != dsl::Space::kShared) return;
     e.view = v.view;
   }
@@ -61,59 +61,11 @@ void Engine::RecordEpi(const Op& op, EpiOp::Kind kind) {
   epi_.push_back(e);
 }
 
-absl::Status Engine::DoEpilogue(const Op& op) {
-  if (in_while_) {
-    Unsupported(op, absl::StrCat(dsl::ir::OpCodeName(op.code), " inside a while loop"));
-    return absl::OkStatus();
-  }
-  switch (op.code) {
-    case OpCode::kTmaStore: {
-      Val& s = vals_[op.operands[0]];
-      if (op.ints.size() < 3 || op.operands.size() < 4 || s.k != Val::kView || !s.view.ok ||
-          s.view.space != dsl::Space::kShared || s.view.ext.size() != 2) {
-        Unsupported(op, "a TMA store the verifier cannot follow (its source)");
-        return absl::OkStatus();
-      }
-      View gv = TmaTileView(op, 2);
-      std::vector<int64_t> ext;
-      expr range(c_);
-      std::vector<expr> el = ElemVars(s.view, "u", &ext, &range);
-      expr g = *pc_ && range;
-      CheckOob(op, gv, Coords(gv, el), g, el);
-      CheckOob(op, s.view, Coords(s.view, el), g, el);
-      RecordEpi(op, EpiOp::kStore);
-      if (!epi_.empty() && epi_.back().op == &op) epi_.back().gview = gv;
-      return absl::OkStatus();
-    }
-    case OpCode::kTmaStoreCommit:
-      RecordEpi(op, EpiOp::kCommit);
-      return absl::OkStatus();
-    case OpCode::kTmaStoreWait:
-      RecordEpi(op, EpiOp::kWait);
-      return absl::OkStatus();
-    default:  // kWarpgroupBarrier
-      CheckWarpgroupUniform(op, "warpgroup_barrier", nullptr);
-      RecordEpi(op, EpiOp::kWgBar);
-      return absl::OkStatus();
-  }
-}
-
-void Engine::RecordOperandTag(int var, const std::vector<expr>& idx, const Tag& t) {
-  auto it = wg_operand_acc_.find(var);
-  if (it == wg_operand_acc_.end() || idx.size() != 2 || t.c.size() != 2) return;
-  bool is_a = f_.vars[var].type.frag.role == dsl::FragRole::kA;
-  OperandTag ot;
-  ot.param = idx[is_a ? 0 : 1];
-  ot.coord = t.c[is_a ? 0 : 1];
-  ot.loops = loop_stack_;
-  op_tags_.insert_or_assign({it->second, is_a}, ot);
-}
-
-std::optional<expr> Engine::EpiIter(const std::vector<int>& loops, const Inst* in) {
+std::optional<expr> Epilogue::EpiIter(const std::vector<int>& loops, const Inst* in) {
   auto sub = [&](const expr& e) { return in ? Sub(*in, e) : e; };
   expr n = I(0);
   for (size_t d = 0; d < loops.size(); ++d) {
-    const LoopInfo& li = loops_[loops[d]];
+    const LoopInfo& li = w_.loops()[loops[d]];
     if (d > 0) {
       int64_t t;
       if (!li.trip || !li.trip->simplify().is_numeral_i64(t)) return std::nullopt;
@@ -124,15 +76,37 @@ std::optional<expr> Engine::EpiIter(const std::vector<int>& loops, const Inst* i
   return n;
 }
 
-void Engine::CheckEpilogue() {
+void Epilogue::AfterWalk() {
+  Plan p;
+  if (!Collect(&p)) return;
+  auto saved_loops = w_.loop_stack();
+  w_.loop_stack() = p.L;
+  p.nA = EpiIter(p.L, nullptr);
+  if (!p.nA) {
+    w_.loop_stack() = saved_loops;
+    return Unsupported(*p.S->op,
+                       "TMA-store epilogue: the loops around the tma_store are not linear (inner "
+                       "trip counts must be constants)");
+  }
+  CheckGroups(p);
+  CheckReuse(p);
+  CheckStoreReads(p);
+  CheckDrain(p);
+  w_.loop_stack() = saved_loops;
+}
+
+// The modeled shape (one store and its commit in one loop nest, the buffer
+// written only by store(acc, buf, at=) there), or false once unsupported.
+bool Epilogue::Collect(Plan* p) {
   std::vector<const EpiOp*> stores, commits;
   for (const EpiOp& e : epi_) {
     if (e.kind == EpiOp::kStore) stores.push_back(&e);
     if (e.kind == EpiOp::kCommit) commits.push_back(&e);
   }
-  if (stores.empty()) return;
+  if (stores.empty()) return false;
   auto unsupported = [&](const Op& op, const std::string& why) {
     Unsupported(op, absl::StrCat("TMA-store epilogue: ", why));
+    return false;
   };
   const EpiOp& S = *stores[0];
   if (stores.size() != 1 || commits.size() != 1) {
@@ -143,8 +117,8 @@ void Engine::CheckEpilogue() {
   if (L.empty() || Cm.loops != L || Cm.pos < S.pos)
     return unsupported(*S.op, "the tma_store and then its commit must sit in the same loop");
   const int buf = S.view.base;
-  const std::string bname = buf >= 0 && buf < static_cast<int>(alloc_names_.size())
-                                ? alloc_names_[buf]
+  const std::string bname = buf >= 0 && buf < static_cast<int>(w_.alloc_names().size())
+                                ? w_.alloc_names()[buf]
                                 : std::string("the buffer");
   std::vector<const EpiOp*> ws, waits, bars, fences, drains;
   for (const EpiOp& e : epi_) {
@@ -172,7 +146,7 @@ void Engine::CheckEpilogue() {
         break;
     }
   }
-  for (const Event& ev : events_) {
+  for (const Event& ev : w_.events()) {
     // store(acc, buf, at=) is also an ordinary write event (fragment math's
     // rule); the checks below model those writes themselves.
     if (ev.op->code == dsl::ir::OpCode::kStoreFragment) continue;
@@ -188,25 +162,22 @@ void Engine::CheckEpilogue() {
         return unsupported(*w2->op, "two fragment stores into the buffer before one tma_store");
     }
   }
-  auto saved_loops = loop_stack_;
-  loop_stack_ = L;
-  std::optional<expr> nA = EpiIter(L, nullptr);
-  if (!nA) {
-    loop_stack_ = saved_loops;
-    return unsupported(*S.op,
-                       "the loops around the tma_store are not linear (inner trip counts "
-                       "must be constants)");
-  }
-  expr tid = tid_base_;
-  auto threads_ok = [&](const expr& t) { return t >= 0 && t < I(f_.threads); };
+  *p = Plan{&S, &Cm, L, bname, ws, waits, bars, fences, drains, std::nullopt};
+  return true;
+}
 
+void Epilogue::CheckGroups(const Plan& p) {
+  const EpiOp& S = *p.S;
+  const EpiOp& Cm = *p.Cm;
+  const std::vector<int>& L = p.L;
+  expr tid = w_.tid_base();
   // The bulk groups are the iterations: the store and its commit run in every
   // iteration of the nest in the threads that run them at all.
   {
     std::map<unsigned, expr> pins{{tid.id(), tid}};
     Inst B = MakeInst(pins);
     expr range_b = c_.bool_val(true);
-    for (int l : L) range_b = range_b && Sub(B, *loops_[l].range);
+    for (int l : L) range_b = range_b && Sub(B, *w_.loops()[l].range);
     expr bad = (*S.pc && ((range_b && !Sub(B, *S.pc)) || !*Cm.pc));
     auto watch = BaseWatch();
     Obligation("bulk_store_group", *S.op, bad, watch, [&](const ProofResult&, Finding* f) {
@@ -215,22 +186,34 @@ void Engine::CheckEpilogue() {
           "loops but not in others: its bulk groups are not counted by the iteration";
     });
   }
+}
 
+void Epilogue::CheckReuse(const Plan& p) {
+  const EpiOp& S = *p.S;
+  const EpiOp& Cm = *p.Cm;
+  const std::vector<int>& L = p.L;
+  const std::string& bname = p.bname;
+  const std::vector<const EpiOp*>& ws = p.ws;
+  const std::vector<const EpiOp*>& waits = p.waits;
+  const std::vector<const EpiOp*>& bars = p.bars;
+  const std::optional<expr>& nA = p.nA;
+  expr tid = w_.tid_base();
+  auto threads_ok = [&](const expr& t) { return t >= 0 && t < I(f_.threads); };
   // Writes against stores that may still read: same warp group, covered by a
   // wait of the storing thread in the writer's iteration, then a barrier.
   for (const EpiOp* w : ws) {
     std::vector<int64_t> ext;
     expr rw(c_), rs(c_);
-    std::vector<expr> ew = ElemVars(w->view, "ew", &ext, &rw);
-    std::vector<expr> es = ElemVars(S.view, "es", &ext, &rs);
+    std::vector<expr> ew = w_.ElemVars(w->view, "ew", &ext, &rw);
+    std::vector<expr> es = w_.ElemVars(S.view, "es", &ext, &rs);
     Inst B = MakeInst({});  // the storing thread T' in iteration nB
     expr t2 = Sub(B, tid);
     std::map<unsigned, expr> pins{{tid.id(), t2}};
-    for (int l : L) pins.emplace(loops_[l].var->id(), *loops_[l].var);
+    for (int l : L) pins.emplace(w_.loops()[l].var->id(), *w_.loops()[l].var);
     Inst C = MakeInst(pins);  // T' in the writer's iteration
     expr nB = *EpiIter(L, &B);
-    auto cw = Coords(w->view, ew);
-    auto cs = Coords(S.view, es);
+    auto cw = w_.Coords(w->view, ew);
+    auto cs = w_.Coords(S.view, es);
     expr overlap = c_.bool_val(true);
     for (size_t d = 0; d < cw.size() && d < cs.size(); ++d)
       overlap = overlap && cw[d] == Sub(B, cs[d]);
@@ -267,9 +250,9 @@ void Engine::CheckEpilogue() {
     for (const EpiOp* w2 : ws) {
       std::vector<int64_t> ext2;
       expr r2(c_);
-      std::vector<expr> e2 = ElemVars(w2->view, "ex", &ext2, &r2);
+      std::vector<expr> e2 = w_.ElemVars(w2->view, "ex", &ext2, &r2);
       Inst D = MakeInst({});
-      auto c2 = Coords(w2->view, e2);
+      auto c2 = w_.Coords(w2->view, e2);
       expr ov = c_.bool_val(true);
       for (size_t d = 0; d < cw.size() && d < c2.size(); ++d) ov = ov && cw[d] == Sub(D, c2[d]);
       expr td = Sub(D, tid);
@@ -286,14 +269,24 @@ void Engine::CheckEpilogue() {
       });
     }
   }
+}
 
+void Epilogue::CheckStoreReads(const Plan& p) {
+  const EpiOp& S = *p.S;
+  const std::vector<int>& L = p.L;
+  const std::string& bname = p.bname;
+  const std::vector<const EpiOp*>& ws = p.ws;
+  const std::vector<const EpiOp*>& bars = p.bars;
+  const std::vector<const EpiOp*>& fences = p.fences;
+  expr tid = w_.tid_base();
+  auto threads_ok = [&](const expr& t) { return t >= 0 && t < I(f_.threads); };
   // What the store reads: its warp group's fragment stores of this iteration,
   // fenced for the async proxy and ordered by a barrier.
   {
     std::vector<int64_t> ext;
     expr rs(c_);
-    std::vector<expr> es = ElemVars(S.view, "er", &ext, &rs);
-    auto cs = Coords(S.view, es);
+    std::vector<expr> es = w_.ElemVars(S.view, "er", &ext, &rs);
+    auto cs = w_.Coords(S.view, es);
     expr covered = c_.bool_val(false);
     for (const EpiOp* w : ws) {
       if (w->pos > S.pos || w->view.ext != S.view.ext) continue;
@@ -304,7 +297,7 @@ void Engine::CheckEpilogue() {
       expr inpart = unit >= 0 && unit < I(g.wm * g.wn) && *w->at_i * I(h) >= r0 &&
                     *w->at_i * I(h) + I(h) <= r0 + I(g.bm / g.wm) && *w->at_j * I(wd) >= c0 &&
                     *w->at_j * I(wd) + I(wd) <= c0 + I(g.bn / g.wn);
-      auto cw = Coords(w->view, es);
+      auto cw = w_.Coords(w->view, es);
       expr same = c_.bool_val(true);
       for (size_t d = 0; d < cw.size(); ++d) same = same && cw[d] == cs[d];
       covered = covered || (*w->pc && inpart && same);
@@ -325,10 +318,10 @@ void Engine::CheckEpilogue() {
     if (w->pos > S.pos || w->view.ext != S.view.ext || S.gview.map.size() != 2) continue;
     std::vector<int64_t> ext;
     expr rs(c_);
-    std::vector<expr> es = ElemVars(S.view, "et", &ext, &rs);
+    std::vector<expr> es = w_.ElemVars(S.view, "et", &ext, &rs);
     expr R = *w->at_i * I(w->view.ext[0]) + es[0], Cc = *w->at_j * I(w->view.ext[1]) + es[1];
-    CheckPlacement(*S.op, w->op->operands[0], R, Cc, Coords(S.gview, es),
-                   f_.tensors[S.gview.base].name, *S.pc && *w->pc && rs, L, w->op);
+    tag_flow_.CheckPlacement(*S.op, w->op->operands[0], R, Cc, w_.Coords(S.gview, es),
+                             f_.tensors[S.gview.base].name, *S.pc && *w->pc && rs, L, w->op);
   }
   for (const EpiOp* w : ws) {
     if (w->pos > S.pos) continue;
@@ -336,13 +329,13 @@ void Engine::CheckEpilogue() {
     // buffer (the union of their elements is the whole sub-tile).
     std::vector<int64_t> ext;
     expr re(c_);
-    std::vector<expr> e = ElemVars(w->view, "eu", &ext, &re);
+    std::vector<expr> e = w_.ElemVars(w->view, "eu", &ext, &re);
     std::map<unsigned, expr> pins;
-    for (int l : L) pins.emplace(loops_[l].var->id(), *loops_[l].var);
+    for (int l : L) pins.emplace(w_.loops()[l].var->id(), *w_.loops()[l].var);
     for (const expr& x : e) pins.emplace(x.id(), x);
     Inst D = MakeInst(pins);
     expr t2 = Sub(D, tid);
-    auto cw = Coords(w->view, e);
+    auto cw = w_.Coords(w->view, e);
     expr same = Sub(D, *w->pc) && Sub(D, *w->at_i) == *w->at_i && Sub(D, *w->at_j) == *w->at_j;
     for (const expr& c : cw) same = same && Sub(D, c) == c;
     auto watch = BaseWatch();
@@ -384,6 +377,11 @@ void Engine::CheckEpilogue() {
                  f->cex.written_source = Src(w->op->loc);
                });
   }
+}
+
+void Epilogue::CheckDrain(const Plan& p) {
+  const EpiOp& S = *p.S;
+  const std::vector<const EpiOp*>& drains = p.drains;
   // The stores still read shared memory until a wait: drain before the end.
   {
     expr drained = c_.bool_val(false);
@@ -393,77 +391,6 @@ void Engine::CheckEpilogue() {
                  f->message =
                      "the kernel may end while this tma_store still reads shared memory: "
                      "tma_store_wait(0) after the loop in every thread that stores";
-               });
-  }
-  loop_stack_ = saved_loops;
-}
-
-void Engine::CheckPlacement(const Op& store, int stored, const expr& R, const expr& C,
-                            const std::vector<expr>& gc, const std::string& tname,
-                            const expr& guard, const std::vector<int>& loops,
-                            const Op* written_at) {
-  // Element (R, C) of an accumulator belongs at the output row of A's operand
-  // row R and the column of B's operand column C (the proved assert_tags of
-  // the wgmmas that accumulated it). A fragment made of accumulators element
-  // by element (silu(g) * u) belongs where each of them puts it.
-  std::vector<int> accs;
-  if (auto d = ew_accs_.find(stored); d != ew_accs_.end()) {
-    accs.assign(d->second.begin(), d->second.end());
-  } else {
-    accs.push_back(stored);
-  }
-  // The row of A may depend only on the operand row and the loops around the
-  // store (not on K), the column of B likewise.
-  std::set<unsigned> allowed;
-  for (int l : loops) allowed.insert(loops_[l].var->id());
-  for (const int acc : accs) {
-    auto ta = op_tags_.find({acc, true}), tb = op_tags_.find({acc, false});
-    if (ta == op_tags_.end() || tb == op_tags_.end()) continue;  // nothing asserted: not checked
-    bool ok = true;
-    for (const auto* ot : {&ta->second, &tb->second}) {
-      std::set<unsigned> fv;
-      FreeInstVars(*ot->coord, &fv);
-      for (unsigned id : fv) ok = ok && (id == ot->param->id() || allowed.count(id));
-    }
-    if (!ok) {
-      Unsupported(store,
-                  absl::StrCat(store.code == OpCode::kTmaStore ? "TMA-store epilogue: " : "",
-                               "the wgmma operand tags' output row / column depend on more than "
-                               "the operand row / column and the loops around the store (tag "
-                               "flow not checked)"));
-      continue;
-    }
-    auto subst = [&](const OperandTag& ot, const expr& v) {
-      z3::expr_vector from(c_), to(c_);
-      from.push_back(*ot.param);
-      to.push_back(v);
-      return const_cast<expr&>(*ot.coord).substitute(from, to);
-    };
-    expr er = subst(ta->second, R), ec = subst(tb->second, C);
-    auto watch = BaseWatch();
-    watch.emplace_back("@R", R);
-    watch.emplace_back("@C", C);
-    watch.emplace_back("@er", er);
-    watch.emplace_back("@ec", ec);
-    watch.emplace_back("@gr", gc[0]);
-    watch.emplace_back("@gc", gc[1]);
-    Obligation("tag_flow", store, guard && (gc[0] != er || gc[1] != ec), watch,
-               [&](const ProofResult& r, Finding* f) {
-                 f->message = absl::StrCat(
-                     store.code == OpCode::kTmaStore ? "tma_store" : "store", " writes element (",
-                     M(r, "@R"), ", ", M(r, "@C"), ") of ",
-                     f_.vars[stored].name.empty() ? std::string("the stored fragment")
-                                                  : absl::StrCat("'", f_.vars[stored].name, "'"),
-                     stored == acc ? ""
-                                   : absl::StrCat(" (made of accumulator '", f_.vars[acc].name,
-                                                  "' element by element)"),
-                     " to ", tname, "(", M(r, "@gr"), ",", M(r, "@gc"),
-                     "), but the wgmma operand tags put it at ", tname, "(", M(r, "@er"), ",",
-                     M(r, "@ec"), ")");
-                 f->cex.expected = absl::StrCat(tname, "(", M(r, "@er"), ",", M(r, "@ec"), ")");
-                 f->cex.actual = absl::StrCat(tname, "(", M(r, "@gr"), ",", M(r, "@gc"), ")");
-                 f->cex.written_at = written_at->loc;
-                 f->cex.written_source = Src(written_at->loc);
                });
   }
 }
