@@ -1,7 +1,7 @@
 #!/bin/bash
 # Before the MoE cases (run.sh runs it as before.sh in a bundle built with OLD_RUNNER): the e64
 # moe_mlp with a NaN-only check, twice with a runner from before the stream fix and once with
-# the current one, on the idle GPU: the 4800-NaN reproduction (docs/notes/moe.md).
+# the current one, on the idle GPU: the 4800-NaN reproduction (docs/codegen.md, "The runner").
 cd "$(dirname "$0")" || exit 1
 for i in 1 2; do
   timeout 60 ./old-runner --spec .old-runner-case/spec.json --no-baseline > "$OUT/old-runner-$i.json" 2>&1
