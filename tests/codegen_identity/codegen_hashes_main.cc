@@ -1,13 +1,13 @@
 // argus-codegen-hashes: prints one line per compiled kernel — every kernel of
-// every examples/*.py and every KB template at its default knobs — with the
-// digest of what codegen emitted (PTX for sm_90a, the code object for
-// gfx942), or of the error message where compilation is refused.
+// every examples/*.py and concrete kb/templates/*.py and every KB template at its default knobs —
+// with the digest of what codegen emitted (PTX for sm_90a, the code object for gfx942), or of the
+// error message where compilation is refused.
 //
 //   argus-codegen-hashes SOURCE_ROOT KB_DIR
 //
 // scripts/codegen-identical runs it on two checkouts and compares the lines:
 // a restructuring of the compiler must leave every line as it was. Keys name
-// kernels, not files ("example:gemm_wgmma:sm_90a"), so a kernel that moved
+// kernels, not files ("source:gemm_wgmma:sm_90a"), so a kernel that moved
 // between files still compares with itself.
 //
 // Thread safety: a single-threaded program.
@@ -65,7 +65,11 @@ std::vector<std::string> KernelNames(const std::string& text) {
   return names;
 }
 
-void HashExamples(const fs::path& dir, std::map<std::string, std::string>* out) {
+// Every kernel of the concrete sources in `dir` (templates with ${NAME}
+// placeholders are hashed through the KB instead). A kernel already hashed
+// from an earlier folder is not hashed again, so a kernel that moved from
+// examples/ to kb/templates/ keeps its key.
+void HashSources(const fs::path& dir, std::map<std::string, std::string>* out) {
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir)) {
     if (e.path().extension() == ".py") files.push_back(e.path());
@@ -73,13 +77,15 @@ void HashExamples(const fs::path& dir, std::map<std::string, std::string>* out) 
   std::sort(files.begin(), files.end());
   for (const fs::path& f : files) {
     std::string text = ReadFile(f);
+    if (text.find("${") != std::string::npos) continue;
     for (const std::string& kernel : KernelNames(text)) {
+      if (out->count("source:" + kernel + ":sm_90a")) continue;
       for (const char* target : {"sm_90a", "gfx942"}) {
         DslCompileOptions o;
         o.target = target;
         o.kernel = kernel;
         o.assemble = false;
-        (*out)["example:" + kernel + ":" + target] =
+        (*out)["source:" + kernel + ":" + target] =
             HashOf(CompileDslSource(f.filename().string(), text, o), target);
       }
     }
@@ -154,7 +160,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::map<std::string, std::string> hashes;
-  HashExamples(fs::path(argv[1]) / "examples", &hashes);
+  HashSources(fs::path(argv[1]) / "examples", &hashes);
+  HashSources(argv[2] + std::string("/templates"), &hashes);
   auto kb = argus::kb::Kb::Load(argv[2]);
   if (!kb.ok()) {
     std::cerr << "argus-codegen-hashes: " << kb.status() << "\n";
