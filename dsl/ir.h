@@ -236,12 +236,8 @@ enum class OpScope : uint8_t { kThread, kWarp, kWarpGroup, kBlock };
 namespace op_trait {
 enum : uint8_t {
   kNone = 0,
-  kRegions = 1 << 0,       // owns nested blocks
-  kNoRuntime = 1 << 1,     // verifier only: no code, no interpreter effect
-  kAsync = 1 << 2,         // completes later; a wait or barrier makes it visible
-  kReadsMemory = 1 << 3,   // reads shared or global memory
-  kWritesMemory = 1 << 4,  // writes shared or global memory
-  kSync = 1 << 5,          // takes effect once every thread of its scope reached it
+  kNoRuntime = 1 << 0,  // verifier only: no code, no interpreter effect
+  kSync = 1 << 1,       // takes effect once every thread of its scope reached it
 };
 }  // namespace op_trait
 

@@ -19,18 +19,10 @@ int KbVerb(const std::string& verb, const std::vector<std::string>& args) {
                 "[--json] [--data_dir DIR]\n\n"
                 "Lists the techniques and kernel templates of the knowledge base.");
   g.Declare(flags);
-  auto pos = flags.Parse(args);
-  if (!pos.ok()) {
-    std::cerr << pos.status().message() << "\n";
-    return kExitUsage;
-  }
-  if (flags.help_requested()) {
-    std::cout << flags.Help();
-    return kExitOk;
-  }
-  if (auto st = InitLogging("argus", g.log_level); !st.ok()) return VerbFail(verb, st);
-  if (!pos->empty()) {
-    std::cerr << "argus " << verb << ": unexpected argument '" << (*pos)[0] << "'\n";
+  std::vector<std::string> pos;
+  if (int rc = ParseVerbFlags(verb, flags, args, g, &pos); rc >= 0) return rc;
+  if (!pos.empty()) {
+    std::cerr << "argus " << verb << ": unexpected argument '" << pos[0] << "'\n";
     return kExitUsage;
   }
   const std::string dir = kb::DefaultKbDir();

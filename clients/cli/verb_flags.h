@@ -8,6 +8,7 @@
 
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -36,11 +37,11 @@ inline int VerbFail(const std::string& verb, const absl::Status& st) {
   return ExitCodeFor(st);
 }
 
-// Parses the verb's flags and expects exactly one positional argument (`what`,
-// e.g. "job id"). Returns -1 to go on (with *arg set), else the exit code.
-inline int ParseOneArg(const std::string& verb, FlagSet& flags,
-                       const std::vector<std::string>& args, const VerbFlags& g,
-                       const std::string& what, std::string* arg) {
+// Parses the verb's flags, answers --help and sets up logging. Returns -1 to
+// go on (with *positional set), else the exit code.
+inline int ParseVerbFlags(const std::string& verb, FlagSet& flags,
+                          const std::vector<std::string>& args, const VerbFlags& g,
+                          std::vector<std::string>* positional) {
   auto pos = flags.Parse(args);
   if (!pos.ok()) {
     std::cerr << pos.status().message() << "\n";
@@ -51,12 +52,23 @@ inline int ParseOneArg(const std::string& verb, FlagSet& flags,
     return kExitOk;
   }
   if (auto st = InitLogging("argus", g.log_level); !st.ok()) return VerbFail(verb, st);
-  if (pos->size() != 1) {
+  *positional = *std::move(pos);
+  return -1;
+}
+
+// ParseVerbFlags, then exactly one positional argument (`what`, e.g. "job
+// id"). Returns -1 to go on (with *arg set), else the exit code.
+inline int ParseOneArg(const std::string& verb, FlagSet& flags,
+                       const std::vector<std::string>& args, const VerbFlags& g,
+                       const std::string& what, std::string* arg) {
+  std::vector<std::string> pos;
+  if (int rc = ParseVerbFlags(verb, flags, args, g, &pos); rc >= 0) return rc;
+  if (pos.size() != 1) {
     std::cerr << "argus " << verb << ": expected one " << what << " (see argus " << verb
               << " --help)\n";
     return kExitUsage;
   }
-  *arg = (*pos)[0];
+  *arg = pos[0];
   return -1;
 }
 
