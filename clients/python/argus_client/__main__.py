@@ -1,0 +1,5 @@
+import sys
+
+from argus_client.cli import main
+
+sys.exit(main())
