@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/suggest.h"
 
 namespace argus {
 
@@ -114,8 +115,11 @@ absl::StatusOr<std::vector<std::string>> FlagSet::Parse(const std::vector<std::s
       }
     }
     if (it == flags_.end()) {
+      std::vector<std::string> names;
+      for (const auto& [known, flag] : flags_) names.push_back(known);
+      std::string hint = DidYouMean(name, names, "--");
       return absl::InvalidArgumentError(
-          absl::StrCat(program_, ": unknown flag --", name, " (see --help)"));
+          absl::StrCat(program_, ": unknown flag --", name, hint.empty() ? " (see --help)" : hint));
     }
     if (!has_value) {
       if (it->second.kind == Kind::kBool) {

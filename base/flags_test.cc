@@ -32,6 +32,12 @@ TEST_CASE("flags reject unknown flags and bad values with the flag's name", "[fl
   auto unknown = flags.Parse({"--bogus"});
   REQUIRE_FALSE(unknown.ok());
   CHECK(std::string(unknown.status().message()).find("unknown flag --bogus") != std::string::npos);
+  std::string shape;
+  flags.String("shape", &shape, "dims");
+  auto typo = flags.Parse({"--shap", "64"});
+  REQUIRE_FALSE(typo.ok());
+  CHECK(std::string(typo.status().message()) ==
+        "prog: unknown flag --shap (did you mean '--shape'?)");
   auto bad = flags.Parse({"--n=abc"});
   REQUIRE_FALSE(bad.ok());
   CHECK(std::string(bad.status().message()).find("--n") != std::string::npos);

@@ -35,7 +35,7 @@ absl::Status CompileVerb(const std::vector<std::string>& raw, std::ostream& out)
   std::vector<std::string> consts, dims;
   int64_t cov = 5;
   FlagSet fs("argus compile",
-             "argus compile FILE --target gfx942|sm_90a [--const NAME=V]... [--dims M=..] -o DIR");
+             "FILE --target gfx942|sm_90a [--const NAME=V]... [--dims M=..] -o DIR");
   fs.String("target", &target, "sm_90a or gfx942 (required)");
   fs.String("kernel", &kernel, "kernel to compile (default: the last one in the file)");
   fs.List("const", &consts, "NAME=V: override a const parameter (repeatable)");

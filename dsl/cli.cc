@@ -76,16 +76,17 @@ uint64_t Fnv(const std::vector<double>& v) {
 
 }  // namespace
 
-absl::Status IrVerb(const std::vector<std::string>& args, std::ostream& out) {
+absl::Status IrVerb(const std::vector<std::string>& args, std::ostream& out,
+                    const std::string& program) {
   Common c;
-  FlagSet fs("argus-dsl ir", "argus-dsl ir FILE [--kernel K] [--const NAME=V]... [--arch A]");
+  FlagSet fs(program, "FILE [--kernel K] [--const NAME=V]... [--arch A]");
   Declare(&fs, &c);
   ASSIGN_OR_RETURN(std::vector<std::string> pos, fs.Parse(args));
   if (fs.help_requested()) {
     out << fs.Help();
     return absl::OkStatus();
   }
-  if (pos.size() != 1) return absl::InvalidArgumentError("usage: argus-dsl ir FILE [flags]");
+  if (pos.size() != 1) return absl::InvalidArgumentError("usage: " + program + " FILE [flags]");
   ASSIGN_OR_RETURN(ir::Module m, Load(pos[0], c));
   if (c.kernel.empty()) {
     out << ir::Dump(m);
@@ -96,12 +97,13 @@ absl::Status IrVerb(const std::vector<std::string>& args, std::ostream& out) {
   return absl::OkStatus();
 }
 
-absl::Status RunVerb(const std::vector<std::string>& args, std::ostream& out) {
+absl::Status RunVerb(const std::vector<std::string>& args, std::ostream& out,
+                     const std::string& program) {
   Common c;
   std::vector<std::string> dims, scalars;
   std::string inputs = "random";
   int64_t seed = 1;
-  FlagSet fs("argus-dsl run", "argus-dsl run FILE --dims M=..,N=.. [flags]");
+  FlagSet fs(program, "FILE --dims M=..,N=.. [flags]");
   Declare(&fs, &c);
   fs.List("dims", &dims, "NAME=V,...: symbolic dims");
   fs.List("scalars", &scalars, "NAME=V,...: scalar arguments");
@@ -113,7 +115,7 @@ absl::Status RunVerb(const std::vector<std::string>& args, std::ostream& out) {
     return absl::OkStatus();
   }
   if (pos.size() != 1)
-    return absl::InvalidArgumentError("usage: argus-dsl run FILE --dims ... [flags]");
+    return absl::InvalidArgumentError("usage: " + program + " FILE --dims ... [flags]");
   ASSIGN_OR_RETURN(ir::Module m, Load(pos[0], c));
   ASSIGN_OR_RETURN(const ir::Function* k, Select(m, c.kernel));
   LaunchArgs la;

@@ -21,8 +21,12 @@
 
 namespace argus::dsl {
 
-absl::Status IrVerb(const std::vector<std::string>& args, std::ostream& out);
-absl::Status RunVerb(const std::vector<std::string>& args, std::ostream& out);
+// `program` names the command in usage lines and errors ("argus ir" when the
+// argus CLI runs the verb).
+absl::Status IrVerb(const std::vector<std::string>& args, std::ostream& out,
+                    const std::string& program = "argus-dsl ir");
+absl::Status RunVerb(const std::vector<std::string>& args, std::ostream& out,
+                     const std::string& program = "argus-dsl run");
 // Dispatches args[0] ("ir" | "run") to the verbs above.
 absl::Status DslMain(const std::vector<std::string>& args, std::ostream& out);
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/status.h"
+#include "base/suggest.h"
 
 namespace argus::planner {
 namespace {
@@ -304,10 +305,21 @@ const Family* FindFamily(const std::string& name) {
   return nullptr;
 }
 
+// "unknown problem 'gem' (did you mean 'gemm'?; known: gemm, ...)".
+static absl::Status UnknownFamily(const std::string& family) {
+  std::vector<std::string> names;
+  for (const auto& x : Families()) names.push_back(x.name);
+  std::string hint = ClosestName(family, names);
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown problem '", family, "' (",
+                   hint.empty() ? "" : absl::StrCat("did you mean '", hint, "'?; "),
+                   "known: ", absl::StrJoin(names, ", "), ")"));
+}
+
 absl::StatusOr<std::map<std::string, int64_t>> ParseShape(const std::string& family,
                                                           const std::string& text) {
   const Family* f = FindFamily(family);
-  if (!f) return absl::InvalidArgumentError(absl::StrCat("unknown problem '", family, "'"));
+  if (!f) return UnknownFamily(family);
   std::map<std::string, int64_t> shape;
   if (text.empty()) return f->interp_shape;
   if (text.find('=') != std::string::npos) {
@@ -343,12 +355,7 @@ absl::StatusOr<Problem> MakeProblem(const std::string& family,
                                     const std::string& dtype_in,
                                     const std::map<std::string, std::string>& options) {
   const Family* f = FindFamily(family);
-  if (!f) {
-    std::vector<std::string> names;
-    for (const auto& x : Families()) names.push_back(x.name);
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown problem '", family, "' (known: ", absl::StrJoin(names, ", "), ")"));
-  }
+  if (!f) return UnknownFamily(family);
   Problem p;
   p.family = family;
   p.dtype = dtype_in.empty() ? (family == "gemm" ? "bf16" : "f32") : dtype_in;
@@ -385,7 +392,11 @@ absl::StatusOr<Problem> MakeProblem(const std::string& family,
   for (const auto& [k, v] : options) {
     auto it = f->options.find(k);
     if (it == f->options.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(family, ": unknown option '", k, "'"));
+      std::vector<std::string> names;
+      for (const auto& [name, values] : f->options) names.push_back(name);
+      return absl::InvalidArgumentError(
+          absl::StrCat(family, ": unknown option '", k, "'", DidYouMean(k, names),
+                       " (options: ", absl::StrJoin(names, ", "), ")"));
     }
     std::string val = v == "true" ? "1" : v == "false" ? "0" : v;
     if (std::find(it->second.begin(), it->second.end(), val) == it->second.end()) {

@@ -10,6 +10,7 @@
 #include "argus/v1/jobs.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "server/clock.h"
+#include "server/services.h"
 
 namespace argus::server {
 namespace {
@@ -98,6 +99,18 @@ TEST_CASE("per-client limit on unfinished jobs", "[server]") {
   auto second = submit();
   CHECK(second.error_code() == grpc::RESOURCE_EXHAUSTED);
   CHECK(second.error_message().find("alice") != std::string::npos);
+}
+
+TEST_CASE("a finished job's elapsed time stops at its last change", "[server]") {
+  const int64_t now = NowMs();
+  v1::Job job;
+  job.set_id("j-1");
+  job.set_created_unix_ms(now - 60'000);
+  job.set_updated_unix_ms(now - 50'000);
+  job.set_state(v1::JOB_STATE_SUCCEEDED);
+  CHECK(MakeJobEvent(job, "", 16).elapsed_ms() == 10'000);
+  job.set_state(v1::JOB_STATE_RUNNING);
+  CHECK(MakeJobEvent(job, "", 16).elapsed_ms() >= 60'000);
 }
 
 }  // namespace

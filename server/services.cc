@@ -105,7 +105,9 @@ v1::JobEvent MakeJobEvent(const v1::Job& job, const std::string& message,
   }
   ev.set_message(message);
   ev.set_unix_ms(NowMs());
-  ev.set_elapsed_ms(std::max<int64_t>(0, ev.unix_ms() - job.created_unix_ms()));
+  // A finished job's elapsed time stops at its last change.
+  const int64_t until = Finished(job.state()) ? job.updated_unix_ms() : ev.unix_ms();
+  ev.set_elapsed_ms(std::max<int64_t>(0, until - job.created_unix_ms()));
   if (job.deadline_unix_ms() > 0) {
     ev.set_remaining_ms(
         Finished(job.state()) ? 0 : std::max<int64_t>(0, job.deadline_unix_ms() - ev.unix_ms()));

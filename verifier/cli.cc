@@ -37,7 +37,7 @@ absl::StatusOr<bool> VerifyVerb(const std::vector<std::string>& args, std::ostre
   bool json = false;
   int64_t timeout_ms = 5000, deadline_ms = 0;
   FlagSet fs("argus verify",
-             "argus verify FILE [--const NAME=V]... [--dims M=..,N=..] [--kernel NAME] [--json]");
+             "FILE [--const NAME=V]... [--dims M=..,N=..] [--kernel NAME] [--json]");
   fs.List("const", &consts, "NAME=V: override a const parameter (repeatable)");
   fs.List("dims", &dims, "NAME=V,...: concrete tensor dims (others stay symbolic)");
   fs.String("arch", &arch, "target: sm_90a or gfx942");

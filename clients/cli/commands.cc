@@ -8,8 +8,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "base/flags.h"
 #include "base/logging.h"
+#include "base/suggest.h"
+#include "base/version.h"
 #include "clients/cli/connection.h"
 #include "clients/cli/embedded.h"
 #include "clients/cli/exit_codes.h"
@@ -292,6 +296,28 @@ int Watch(const std::string& verb, const std::vector<std::string>& args) {
   return JobExit(*job);
 }
 
+// One line of `argus list`: id, state, kind, the problem (family, shape,
+// dtype, target), its age, and the error of a failed job.
+std::string JobRow(const v1::Job& j) {
+  std::string problem;
+  if (j.spec().kind() == v1::JOB_KIND_TUNE) {
+    const auto& p = j.spec().problem();
+    std::vector<std::string> dims;
+    for (const auto& [k, v] : std::map<std::string, int64_t>(p.shape().begin(), p.shape().end()))
+      dims.push_back(absl::StrCat(k, "=", v));
+    problem = absl::StrCat(p.family(), " ", absl::StrJoin(dims, ","), " ", p.dtype(), " on ",
+                           j.spec().target());
+  }
+  int64_t age_s =
+      std::max<int64_t>(0, (absl::ToUnixMillis(absl::Now()) - j.created_unix_ms()) / 1000);
+  std::string age = age_s < 120    ? absl::StrCat(age_s, "s")
+                    : age_s < 7200 ? absl::StrCat(age_s / 60, "m")
+                                   : absl::StrCat(age_s / 3600, "h");
+  return absl::StrFormat("%s  %-10s %-6s %5s ago  %s%s", j.id(), StateName(j.state()),
+                         v1::JobKind_Name(j.spec().kind()).substr(9), age, problem,
+                         j.error().empty() ? "" : "  " + j.error());
+}
+
 int List(const std::string& verb, const std::vector<std::string>& args) {
   Globals g;
   int64_t limit = 50;
@@ -322,10 +348,7 @@ int List(const std::string& verb, const std::vector<std::string>& args) {
         return stub->ListJobs(ctx, req, resp);
       },
       [](const v1::ListJobsResponse& resp) {
-        for (const auto& j : resp.jobs()) {
-          std::printf("%s  %-10s %-6s %s\n", j.id().c_str(), StateName(j.state()).c_str(),
-                      v1::JobKind_Name(j.spec().kind()).substr(9).c_str(), j.error().c_str());
-        }
+        for (const auto& j : resp.jobs()) std::printf("%s\n", JobRow(j).c_str());
       });
 }
 
@@ -392,7 +415,8 @@ void RegisterVerb(Verb verb) { MutableVerbs().push_back(std::move(verb)); }
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   auto help = [] {
-    std::printf("usage: argus VERB [flags]   (argus VERB --help for each)\n\nverbs:\n");
+    std::printf(
+        "usage: argus VERB [flags]   (argus VERB --help for each; argus --version)\n\nverbs:\n");
     for (const auto& v : Verbs()) std::printf("  %-10s %s\n", v.name.c_str(), v.summary.c_str());
     std::printf(
         "\nexit codes: 0 ok, 1 job failed, 2 usage, 3 server unreachable, 4 not found,\n"
@@ -402,10 +426,18 @@ int Main(int argc, char** argv) {
     help();
     return args.empty() ? kExitUsage : kExitOk;
   }
+  if (args[0] == "--version" || args[0] == "version") {
+    std::printf("argus %s\n", kArgusVersion);
+    return kExitOk;
+  }
+  std::vector<std::string> names;
   for (const auto& v : Verbs()) {
     if (v.name == args[0]) return v.run(v.name, {args.begin() + 1, args.end()});
+    names.push_back(v.name);
   }
-  std::fprintf(stderr, "argus: unknown verb '%s' (see argus --help)\n", args[0].c_str());
+  std::string hint = DidYouMean(args[0], names);
+  std::fprintf(stderr, "argus: unknown verb '%s'%s\n", args[0].c_str(),
+               hint.empty() ? " (see argus --help)" : hint.c_str());
   return kExitUsage;
 }
 

@@ -3,6 +3,7 @@
 
 #include "clients/cli/commands.h"
 #include "clients/cli/exit_codes.h"
+#include "clients/cli/verb_flags.h"
 #include "codegen/compile_cli.h"
 
 namespace argus::cli {
@@ -14,7 +15,7 @@ const bool kRegistered = [] {
                 [](const std::string& verb, const std::vector<std::string>& args) {
                   absl::Status st = codegen::CompileVerb(args, std::cout);
                   if (st.ok()) return kExitOk;
-                  std::cerr << "argus " << verb << ": " << st.message() << "\n";
+                  PrintVerbError(verb, st);
                   return st.code() == absl::StatusCode::kInvalidArgument ||
                                  st.code() == absl::StatusCode::kNotFound
                              ? kExitUsage

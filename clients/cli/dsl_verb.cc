@@ -3,16 +3,17 @@
 
 #include "clients/cli/commands.h"
 #include "clients/cli/exit_codes.h"
+#include "clients/cli/verb_flags.h"
 #include "dsl/cli.h"
 
 namespace argus::cli {
 namespace {
 
 int RunDsl(const std::string& verb, const std::vector<std::string>& args,
-           absl::Status (*fn)(const std::vector<std::string>&, std::ostream&)) {
-  absl::Status st = fn(args, std::cout);
+           absl::Status (*fn)(const std::vector<std::string>&, std::ostream&, const std::string&)) {
+  absl::Status st = fn(args, std::cout, "argus " + verb);
   if (st.ok()) return kExitOk;
-  std::cerr << "argus " << verb << ": " << st.message() << "\n";
+  PrintVerbError(verb, st);
   // Input errors (parse, type, flags) are usage errors; a kernel that fails
   // while running (out of bounds, divergent barrier) is a failed job.
   return st.code() == absl::StatusCode::kInvalidArgument || st.code() == absl::StatusCode::kNotFound

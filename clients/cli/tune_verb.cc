@@ -9,6 +9,7 @@
 // way it streams the planner's progress and ends with the best kernel's
 // source, its invariants, the artifact path and the measured speed-up
 // (baseline time / ours).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -18,11 +19,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "base/flags.h"
+#include "base/suggest.h"
 #include "clients/cli/commands.h"
 #include "clients/cli/connection.h"
 #include "clients/cli/embedded.h"
 #include "clients/cli/exit_codes.h"
 #include "clients/cli/progress.h"
+#include "clients/cli/verb_flags.h"
 #include "gpu_worker/daemon.h"
 #include "gpu_worker/host_inventory.h"
 #include "nlohmann/json.hpp"
@@ -67,10 +70,7 @@ EmbeddedOptions TuneEmbeddedOptions(bool gpu) {
   return o;
 }
 
-int TuneFail(const std::string& verb, const absl::Status& st) {
-  std::cerr << "argus " << verb << ": " << st.message() << "\n";
-  return ExitCodeFor(st);
-}
+int TuneFail(const std::string& verb, const absl::Status& st) { return VerbFail(verb, st); }
 
 // A step's speed-up over the baseline (baseline time / ours; > 1 is faster).
 double Speedup(const json& j) { return j.value("speedup", j.value("ratio", 0.0)); }
@@ -101,6 +101,23 @@ std::string StepLines(const json& r, int* printed) {
   return out;
 }
 
+// The flags a typo in would otherwise mean something else: an unknown target
+// would read as "no GPU of that arch", --max_candidates 0 as the default.
+absl::Status CheckTuneFlags(const std::string& target, int64_t max_candidates) {
+  static const std::vector<std::string> kTargets = {"auto", "sm_90a", "gfx942", "interp"};
+  if (std::find(kTargets.begin(), kTargets.end(), target) == kTargets.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown --target '", target, "'",
+                                                   DidYouMean(target, kTargets),
+                                                   "; one of auto, sm_90a, gfx942, interp"));
+  }
+  if (max_candidates < 1 || max_candidates > 10000) {
+    return absl::InvalidArgumentError(absl::StrCat("--max_candidates ", max_candidates,
+                                                   ": give a number of candidates from 1 to "
+                                                   "10000 (default 16)"));
+  }
+  return absl::OkStatus();
+}
+
 int Tune(const std::string& verb, const std::vector<std::string>& args) {
   std::string server_flag, shape, dtype, target = "auto", db, policy = "builtin",
                                          log_level = "warn";
@@ -109,7 +126,7 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
   int64_t max_candidates = 16;
   bool as_json = false;
   FlagSet fs("argus tune",
-             "argus tune PROBLEM [--shape 4096x4096x4096 | M=..,N=..] [--dtype bf16] "
+             "PROBLEM [--shape 4096x4096x4096 | M=..,N=..] [--dtype bf16] "
              "[--target auto|sm_90a|gfx942|interp] [--option causal=1] [--max_candidates N] "
              "[--server HOST:PORT]\n\n"
              "Tunes a kernel for a catalog problem (gemm, batched_gemm, attention, moe,\n"
@@ -142,6 +159,7 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
     return kExitUsage;
   }
   const std::string family = (*pos)[0];
+  if (auto st = CheckTuneFlags(target, max_candidates); !st.ok()) return TuneFail(verb, st);
   std::map<std::string, std::string> opts;
   for (const auto& o : options) {
     std::vector<std::string> kv = absl::StrSplit(o, absl::MaxSplits('=', 1));
@@ -178,6 +196,9 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
         std::cout << "interp: " << planner::Describe(*problem)
                   << " is too large for the interpreter; tuning " << planner::Describe(*small)
                   << " instead\n";
+      } else {
+        std::cout << "interp: no --shape given; tuning the family's small shape "
+                  << planner::Describe(*small) << "\n";
       }
       problem = small;
     }

@@ -32,8 +32,16 @@ struct VerbFlags {
   }
 };
 
+// "argus VERB: message" on stderr, once: messages from a FlagSet named for the
+// verb already begin with it.
+inline void PrintVerbError(const std::string& verb, const absl::Status& st) {
+  const std::string prefix = "argus " + verb + ": ";
+  const std::string msg(st.message());
+  std::cerr << (msg.rfind(prefix, 0) == 0 ? "" : prefix) << msg << "\n";
+}
+
 inline int VerbFail(const std::string& verb, const absl::Status& st) {
-  std::cerr << "argus " << verb << ": " << st.message() << "\n";
+  PrintVerbError(verb, st);
   return ExitCodeFor(st);
 }
 

@@ -3,6 +3,7 @@
 
 #include "clients/cli/commands.h"
 #include "clients/cli/exit_codes.h"
+#include "clients/cli/verb_flags.h"
 #include "verifier/cli.h"
 
 namespace argus::cli {
@@ -14,7 +15,7 @@ const bool kRegistered = [] {
                 [](const std::string& v, const std::vector<std::string>& a) {
                   absl::StatusOr<bool> ok = verifier::VerifyVerb(a, std::cout);
                   if (ok.ok()) return *ok ? kExitOk : kExitJobFailed;
-                  std::cerr << "argus " << v << ": " << ok.status().message() << "\n";
+                  PrintVerbError(v, ok.status());
                   return kExitUsage;
                 }});
   return true;

@@ -176,6 +176,57 @@ TEST_CASE("the server refuses a corrupt database with one line", "[e2e]") {
   CHECK(r->stderr_text.find("unknown flag --nope") != std::string::npos);
 }
 
+// The argus binary on its own (no server): exit code and stderr.
+ProcessResult Argus(std::vector<std::string> args) {
+  ProcessOptions opt;
+  opt.argv = {Harness::Bin("argus")};
+  opt.argv.insert(opt.argv.end(), args.begin(), args.end());
+  opt.timeout = std::chrono::seconds(60);
+  auto r = RunWithTimeout(opt);
+  REQUIRE(r.ok());
+  return *r;
+}
+
+TEST_CASE("a typo gets a usage error naming the closest verb, flag, problem or target", "[e2e]") {
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"tne"}, "argus: unknown verb 'tne' (did you mean 'tune'?)"},
+      {{"tune", "gemm", "--shap", "64x64x64"},
+       "argus tune: unknown flag --shap (did you mean '--shape'?)\n"},
+      {{"tune", "gem"}, "unknown problem 'gem' (did you mean 'gemm'?; known: gemm,"},
+      {{"tune", "gemm", "--target", "sm90a"}, "unknown --target 'sm90a' (did you mean 'sm_90a'?)"},
+      {{"tune", "gemm", "--target", "banana"}, "unknown --target 'banana'; one of auto,"},
+      {{"tune", "gemm", "--max_candidates", "0"}, "--max_candidates 0: give a number"},
+      {{"tune", "gemm", "--option", "trans=1"}, "unknown option 'trans' (did you mean 'trans_a'?)"},
+      {{"ir", "--bogus"}, "argus ir: unknown flag --bogus (see --help)\n"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.args[0] << " " << (c.args.size() > 1 ? c.args[1] : ""));
+    auto r = Argus(c.args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.stderr_text.find(c.says) != std::string::npos);
+    CHECK(r.stderr_text.find("argus tune: argus tune") == std::string::npos);
+  }
+  auto version = Argus({"--version"});
+  CHECK(version.exit_code == 0);
+  CHECK(version.stdout_text.rfind("argus ", 0) == 0);
+  for (std::string verb : {"compile", "ir", "run", "verify", "tune"}) {
+    auto help = Argus({verb, "--help"});
+    CHECK(help.stdout_text.rfind("usage: argus " + verb + " ", 0) == 0);
+    CHECK(help.stdout_text.find("usage: argus " + verb + " argus") == std::string::npos);
+  }
+  auto problems = Argus({"problems"});
+  CHECK(problems.exit_code == 0);
+  CHECK(problems.stdout_text.find("--shape BxHxSxD") != std::string::npos);
+  auto templates = Argus({"templates", "gemm"});
+  CHECK(templates.exit_code == 0);
+  CHECK(templates.stdout_text.find("gemm_wgmma") != std::string::npos);
+  CHECK(templates.stdout_text.find("flash_attention") == std::string::npos);
+}
+
 TEST_CASE("the server refuses a read-only database with one line", "[e2e]") {
   Harness h;
   {
