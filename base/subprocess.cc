@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -188,7 +189,7 @@ absl::StatusOr<ProcessResult> RunWithTimeout(const ProcessOptions& options) {
   std::string* sinks[2] = {&result.stdout_text, &result.stderr_text};
   int fds[2] = {out_pipe[0], err_pipe[0]};
   bool open[2] = {true, true};
-  bool timed_out = false;
+  bool timed_out = false, cancelled = false;
   auto deadline = start + options.timeout;
   char buf[65536];
   while (open[0] || open[1]) {
@@ -197,10 +198,15 @@ absl::StatusOr<ProcessResult> RunWithTimeout(const ProcessOptions& options) {
       timed_out = true;
       break;
     }
+    if (options.cancel != nullptr && options.cancel->load()) {
+      cancelled = true;
+      break;
+    }
     int wait_ms =
         static_cast<int>(
             std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()) +
         1;
+    if (options.cancel != nullptr) wait_ms = std::min(wait_ms, 50);
     pollfd pfds[2];
     int n = 0;
     int map[2];
@@ -224,19 +230,20 @@ absl::StatusOr<ProcessResult> RunWithTimeout(const ProcessOptions& options) {
     }
   }
   int status = 0;
-  if (timed_out) {
+  const bool killed = timed_out || cancelled;
+  if (killed) {
     kill(-pid, SIGKILL);
     kill(pid, SIGKILL);
   }
   waitpid(pid, &status, 0);
   // Grandchildren may still hold the pipes; kill the group to release them.
-  if (!timed_out) kill(-pid, SIGKILL);
+  if (!killed) kill(-pid, SIGKILL);
   close(fds[0]);
   close(fds[1]);
   feeder.join();
   result.wall_seconds = Seconds(start);
-  if (timed_out) {
-    result.end = ProcessResult::End::kTimedOut;
+  if (killed) {
+    result.end = timed_out ? ProcessResult::End::kTimedOut : ProcessResult::End::kCancelled;
     result.signal = SIGKILL;
   } else if (WIFSIGNALED(status)) {
     result.end = ProcessResult::End::kSignaled;

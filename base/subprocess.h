@@ -21,6 +21,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -32,10 +33,10 @@ namespace argus {
 
 struct ProcessResult {
   // How the child ended.
-  enum class End { kExited, kSignaled, kTimedOut };
+  enum class End { kExited, kSignaled, kTimedOut, kCancelled };
   End end = End::kExited;
   int exit_code = 0;  // when kExited
-  int signal = 0;     // when kSignaled (or the kill signal when kTimedOut)
+  int signal = 0;     // when kSignaled (or the kill signal when kTimedOut / kCancelled)
   std::string stdout_text;
   std::string stderr_text;
   double wall_seconds = 0;
@@ -64,6 +65,9 @@ struct ProcessOptions {
   std::chrono::milliseconds timeout{60'000};  // wall-clock limit
   size_t max_output_bytes = 16 << 20;         // per stream; the rest is dropped
   std::optional<RunAs> run_as;                // else SetRunAs's, when argv[0] is named there
+  // When set, polled every 50 ms: once true, the child's process group is
+  // killed and the result is End::kCancelled (a revoked task's runner).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Runs a child to completion (or its deadline) and collects its output.

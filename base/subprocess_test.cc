@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 namespace argus {
 namespace {
@@ -32,6 +33,23 @@ TEST_CASE("RunWithTimeout kills a child that hangs", "[subprocess]") {
   REQUIRE(r.ok());
   CHECK(r->end == ProcessResult::End::kTimedOut);
   CHECK(r->wall_seconds < 5);
+}
+
+TEST_CASE("RunWithTimeout kills the child soon after its cancel flag is set", "[subprocess]") {
+  std::atomic<bool> cancel{false};
+  ProcessOptions opt;
+  opt.argv = {"/bin/sh", "-c", "sleep 30"};
+  opt.timeout = std::chrono::seconds(60);
+  opt.cancel = &cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cancel.store(true);
+  });
+  auto r = RunWithTimeout(opt);
+  canceller.join();
+  REQUIRE(r.ok());
+  CHECK(r->end == ProcessResult::End::kCancelled);
+  CHECK(r->wall_seconds < 1.5);
 }
 
 TEST_CASE("RunWithTimeout reports a crash as a signal", "[subprocess]") {

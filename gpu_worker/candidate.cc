@@ -581,6 +581,7 @@ json RunOnGpu(const CandidatePayload& r, const KernelSpec& k, const CandidateOpt
   if (!IsVendorBaseline(rs.baseline.name)) po.argv.push_back("--no-baseline");
   po.timeout =
       std::chrono::milliseconds(static_cast<int64_t>((r.timeout_s + o.watchdog_grace_s) * 1000));
+  po.cancel = o.cancel;
   FileLock turn;
   if (!o.gpu_run_lock.empty()) {
     auto lock = FileLock::Acquire(o.gpu_run_lock, FileLock::Mode::kExclusive, FileLock::Wait::kYes);
@@ -593,6 +594,8 @@ json RunOnGpu(const CandidatePayload& r, const KernelSpec& k, const CandidateOpt
   bool have = !runner.is_discarded() && runner.is_object() && runner.contains("outcome");
   if (!pr.ok()) {
     res = Outcome("crash", absl::StrCat("cannot run ", o.runner_path, ": ", pr.status().message()));
+  } else if (pr->end == ProcessResult::End::kCancelled) {
+    res = Outcome("cancelled", "the server revoked the task while its runner ran; runner killed");
   } else if (pr->end == ProcessResult::End::kTimedOut) {
     res = Outcome("timeout", absl::StrCat("runner killed by the watchdog after ",
                                           static_cast<int>(po.timeout.count() / 1000), " s"));

@@ -26,6 +26,7 @@
 #ifndef ARGUS_GPU_WORKER_CANDIDATE_H_
 #define ARGUS_GPU_WORKER_CANDIDATE_H_
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -77,6 +78,9 @@ struct CandidateOptions {
   // no two candidates are timed on the GPU at once. The wait is not part of
   // the candidate's watchdog time.
   std::string gpu_run_lock;
+  // Set when the server revokes the task (its job was cancelled, its lease
+  // lost): a runner still running is killed and the outcome is `cancelled`.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 using CandidateRequest = CandidatePayload;

@@ -35,21 +35,22 @@ WorkerDaemon::WorkerDaemon(DaemonOptions options) : options_(std::move(options))
            if (!st.ok()) return absl::InternalError(std::string(st.message()));
            return json;
          });
-  Handle(
-      "candidate",
-      [this](const v1::LeasedTask& task, const std::atomic<bool>&) -> absl::StatusOr<std::string> {
-        CandidateOptions o = options_.candidate;
-        if (o.runner_path.empty()) o.runner_path = options_.inventory.runner_path;
-        if (o.runner_path.empty()) o.runner_path = ExecutableDir() + "/argus-runner";
-        if (o.default_backend.empty()) {
-          o.default_backend = "interp";
-          for (const v1::Device& d : inventory_.devices())
-            if (d.backend() != "interp") o.default_backend = "gpu";
-        }
-        absl::StatusOr<std::string> result = HandleCandidate(task.payload_json(), o);
-        if (result.ok() && o.default_backend == "gpu") CheckHealthAfter(*result);
-        return result;
-      });
+  Handle("candidate",
+         [this](const v1::LeasedTask& task,
+                const std::atomic<bool>& revoked) -> absl::StatusOr<std::string> {
+           CandidateOptions o = options_.candidate;
+           o.cancel = &revoked;
+           if (o.runner_path.empty()) o.runner_path = options_.inventory.runner_path;
+           if (o.runner_path.empty()) o.runner_path = ExecutableDir() + "/argus-runner";
+           if (o.default_backend.empty()) {
+             o.default_backend = "interp";
+             for (const v1::Device& d : inventory_.devices())
+               if (d.backend() != "interp") o.default_backend = "gpu";
+           }
+           absl::StatusOr<std::string> result = HandleCandidate(task.payload_json(), o);
+           if (result.ok() && o.default_backend == "gpu") CheckHealthAfter(*result);
+           return result;
+         });
 }
 
 WorkerDaemon::~WorkerDaemon() { Stop(); }
@@ -95,7 +96,19 @@ absl::Status WorkerDaemon::Register() {
 }
 
 void WorkerDaemon::HeartbeatLoop() {
-  while (SleepUnlessStopped(std::chrono::milliseconds(heartbeat_ms_))) {
+  // While a task runs, heartbeat at least every 400 ms (checked every 100 ms,
+  // so a task that starts in the middle of a long idle interval is covered):
+  // a revocation (the job cancelled) then stops its runner within a second.
+  using std::chrono::milliseconds;
+  auto last = std::chrono::steady_clock::now();
+  while (SleepUnlessStopped(milliseconds(std::min<int64_t>(heartbeat_ms_, 100)))) {
+    int64_t interval_ms;
+    {
+      std::lock_guard lock(mu_);
+      interval_ms = current_task_.empty() ? heartbeat_ms_ : std::min<int64_t>(heartbeat_ms_, 400);
+    }
+    if (std::chrono::steady_clock::now() - last < milliseconds(interval_ms)) continue;
+    last = std::chrono::steady_clock::now();
     v1::HeartbeatRequest req;
     req.set_worker_id(worker_id_);
     req.set_healthy(healthy_.load());

@@ -226,6 +226,78 @@ TEST_CASE(
       outcomes["ok"], s);
 }
 
+TEST_CASE("cancelling a job stops its running candidate within a second and the worker goes on",
+          "[reliability]") {
+  Harness h;
+  h.StartServer();  // default heartbeat (2 s): a worker with a task heartbeats faster itself
+  // A stand-in argus-runner that records its pid and hangs (no GPU here).
+  std::string pid_file = h.dir() + "/runner.pid";
+  std::string runner = h.dir() + "/hanging-runner.sh";
+  std::ofstream(runner) << "#!/bin/sh\n"
+                        << "case \" $* \" in *\" --inventory \"*) exit 3;; esac\n"
+                        << "echo $$ > " << pid_file << ".tmp && mv " << pid_file << ".tmp "
+                        << pid_file << "\nexec sleep 600\n";
+  chmod(runner.c_str(), 0755);
+  std::ifstream src(std::string(ARGUS_SOURCE_DIR) + "/examples/rmsnorm.py");
+  std::stringstream ss;
+  ss << src.rdbuf();
+  nlohmann::json payload = {{"source", ss.str()},
+                            {"kernel", "rmsnorm"},
+                            {"target", "sm_90a"},
+                            {"backend", "gpu"},
+                            {"dims", {{"R", 4}, {"N", 64}}},
+                            {"check", {{"op", "rmsnorm"}, {"a", "X"}, {"b", "W"}, {"c", "Y"}}},
+                            {"timeout_s", 300}};
+  std::string job_id;
+  {
+    auto store = store::JobStore::Open(h.db());
+    REQUIRE(store.ok());
+    v1::JobSpec spec;
+    spec.set_kind(v1::JOB_KIND_PROBE);
+    spec.set_client("cancel");
+    int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+    auto job =
+        (*store)->CreateJob(spec, {{"candidate", payload.dump(), "", false}}, now, now + 600'000);
+    REQUIRE(job.ok());
+    job_id = job->id();
+  }
+  h.StartWorker({"--runner", runner});
+  int pid = 0;
+  REQUIRE(Harness::WaitFor(
+      [&] {
+        std::ifstream f(pid_file);
+        return static_cast<bool>(f >> pid);
+      },
+      60'000));
+  auto runner_alive = [&] {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    // Gone, or a zombie the worker has not reaped yet: either way not running.
+    return std::getline(stat, line) && line.find(") Z ") == std::string::npos;
+  };
+  REQUIRE(runner_alive());
+  auto jobs = v1::JobService::NewStub(worker::Dial(h.address(), {}));
+  grpc::ClientContext ctx;
+  v1::CancelJobRequest req;
+  req.set_id(job_id);
+  v1::Job cancelled;
+  auto t0 = Clock::now();
+  REQUIRE(jobs->CancelJob(&ctx, req, &cancelled).ok());
+  REQUIRE(Harness::WaitFor([&] { return !runner_alive(); }, 10'000));
+  double stopped_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  CHECK(stopped_s < 1.0);
+  // The worker is free: the next job runs at once.
+  auto probe = h.Cli({"probe"});
+  CHECK(probe.exit_code == 0);
+  double next_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf(
+      "figure: job cancelled while its candidate's runner ran: runner stopped %.2f s after "
+      "CancelJob answered; the next job (a probe) done %.2f s after it\n",
+      stopped_s, next_s);
+}
+
 TEST_CASE("a full disk: the server refuses new work clearly and loses nothing committed",
           "[reliability]") {
   Harness h;
