@@ -14,18 +14,23 @@
 // one image per launch, with a launcher that allocates the scratch tensors;
 // one kernel is a pipeline of one launch.
 // A probe job's result lists each worker's inventory.
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <optional>
+#include <sstream>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "base/flags.h"
 #include "base/logging.h"
 #include "base/status.h"
@@ -38,6 +43,7 @@
 #include "gpu_worker/candidate.h"
 #include "nlohmann/json.hpp"
 #include "planner/problems.h"
+#include "verifier/cli.h"
 
 namespace argus::cli {
 namespace {
@@ -99,6 +105,31 @@ std::string Assignments(const json& obj) {
   return parts.empty() ? "(none)" : absl::StrJoin(parts, " ");
 }
 
+// What the best kernel was tuned for and with: the problem and target, the
+// template and its constants and dims (a pipeline prints them per launch
+// below), and the source file `argus tune` wrote, where it is on this machine.
+void PrintBestContext(const v1::Job& job, const json& r) {
+  const json& b = r["best"];
+  auto problem = planner::FromJson(r.value("problem", json::object()));
+  if (problem.ok()) {
+    std::printf("  problem: %s on %s\n", planner::Describe(*problem).c_str(),
+                r.value("target", job.spec().target()).c_str());
+  }
+  if (PipelineOf(b).empty()) {
+    std::string tmpl = b.contains("config") ? b["config"].value("template", "") : "";
+    std::printf("  template %s, constants: %s; dims: %s\n", tmpl.empty() ? "?" : tmpl.c_str(),
+                Assignments(b.value("constants", json::object())).c_str(),
+                Assignments(b.value("dims", json::object())).c_str());
+  }
+  auto dir = EmbeddedStateDir();
+  if (!b.contains("artifact") && dir.ok()) {
+    std::filesystem::path p = std::filesystem::path(*dir) / "artifacts" /
+                              absl::StrCat(job.id(), "-", b.value("kernel", "kernel"), ".py");
+    std::error_code ec;
+    if (std::filesystem::exists(p, ec)) std::printf("  artifact: %s\n", p.c_str());
+  }
+}
+
 int Result(const std::string& verb, const std::vector<std::string>& args) {
   VerbFlags g;
   FlagSet flags("argus result",
@@ -136,6 +167,7 @@ int Result(const std::string& verb, const std::vector<std::string>& args) {
                   pipeline.empty()
                       ? ""
                       : absl::StrCat("  (a pipeline of ", pipeline.size(), " launches)").c_str());
+      PrintBestContext(job, r);
       if (auto x = Speedup(b)) {
         std::printf("  speed-up over the %s: %.3fx\n",
                     r.value("baseline_name", std::string("vendor library")).c_str(), *x);
@@ -381,6 +413,64 @@ std::string TensorMapParams(const json& meta) {
   return absl::StrJoin(names, ", ");
 }
 
+// NAME=V items (from --dims / --const lists) into obj, as integers.
+absl::Status Assign(const std::vector<std::string>& items, const std::string& flag, json* obj) {
+  std::vector<std::string> flat;
+  for (const auto& item : items) {
+    for (absl::string_view part : absl::StrSplit(item, ',', absl::SkipEmpty()))
+      flat.emplace_back(part);
+  }
+  for (const auto& item : flat) {
+    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    int64_t v;
+    if (kv.size() != 2 || kv[0].empty() || !absl::SimpleAtoi(kv[1], &v)) {
+      return absl::InvalidArgumentError(absl::StrCat("--", flag, " ", item, ": expected NAME=INT"));
+    }
+    (*obj)[kv[0]] = v;
+  }
+  return absl::OkStatus();
+}
+
+// --dims / --const: the best kernel at another shape or knob setting. Its
+// image is compiled from the source (nothing stored was made for it), and
+// the verifier proves it at the new dims and constants before anything is
+// written: an exported kernel is always a verified one.
+absl::StatusOr<json> Retarget(json best, const std::vector<std::string>& dims,
+                              const std::vector<std::string>& consts) {
+  if (!best.contains("source") || !best["source"].is_string()) {
+    return absl::FailedPreconditionError("--dims/--const: the result has no source to recompile");
+  }
+  json d = best.value("dims", json::object()), c = best.value("constants", json::object());
+  RETURN_IF_ERROR(Assign(dims, "dims", &d));
+  RETURN_IF_ERROR(Assign(consts, "const", &c));
+  best["dims"] = d;
+  best["constants"] = c;
+  for (const char* stale : {"ptx", "code_object_b64", "metadata", "artifact"}) best.erase(stale);
+  std::string tmpl = (std::filesystem::temp_directory_path() / "argus-export-XXXXXX").string();
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("mkdtemp: ", std::strerror(errno)));
+  }
+  const std::filesystem::path dir = tmpl;
+  const std::string file = (dir / "kernel.py").string();
+  std::ofstream(file) << best["source"].get<std::string>();
+  std::vector<std::string> dim_items;
+  for (const auto& [k, v] : d.items()) dim_items.push_back(k + "=" + v.dump());
+  std::vector<std::string> args = {file, "--dims", absl::StrJoin(dim_items, ",")};
+  for (const auto& [k, v] : c.items()) args.insert(args.end(), {"--const", k + "=" + v.dump()});
+  std::ostringstream report;
+  auto verified = verifier::VerifyVerb(args, report);
+  std::filesystem::remove_all(dir);
+  if (!verified.ok()) return verified.status();
+  if (!*verified) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--dims/--const: the kernel does not verify at dims ", Assignments(d),
+                     " constants ", Assignments(c), "; nothing written:\n", report.str()));
+  }
+  std::fprintf(stderr, "argus export: verified at dims %s, constants %s\n", Assignments(d).c_str(),
+               Assignments(c).c_str());
+  return best;
+}
+
 int Export(const std::string& verb, const std::vector<std::string>& args) {
   VerbFlags g;
   std::string out;
@@ -400,11 +490,28 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
   flags.String("target", &target,
                "sm_90a or gfx942: the target to compile for when the job stored no PTX or code "
                "object (default: the job's target; sm_90a for interpreter jobs)");
+  std::vector<std::string> dims, consts;
+  flags.List("dims", &dims,
+             "NAME=V,...: export for these dims instead of the tuned shape (verified at them "
+             "first)");
+  flags.List("const", &consts, "NAME=V: override a constant (knob) of the tuned kernel");
   v1::Job job;
   std::unique_ptr<Connection> conn;
   if (int rc = FetchJob(verb, flags, args, g, &job, &conn); rc >= 0) return rc;
   if (out.empty()) return ResultFail(verb, absl::InvalidArgumentError("-o DIR is required"));
   json r = ResultOf(job);
+  const bool retarget = !dims.empty() || !consts.empty();
+  if (retarget && r.contains("best")) {
+    auto moved = Retarget(r["best"], dims, consts);
+    if (!moved.ok()) return ResultFail(verb, moved.status());
+    r["best"] = *moved;
+  } else if (r.value("target", "") == "interp" && r.contains("best")) {
+    std::fprintf(stderr,
+                 "argus export: note: job %s ran on the interpreter, at dims %s and constants "
+                 "%s; the files are for them (--dims/--const export for another shape)\n",
+                 job.id().c_str(), Assignments(r["best"].value("dims", json::object())).c_str(),
+                 Assignments(r["best"].value("constants", json::object())).c_str());
+  }
   if (!r.contains("best") || !r["best"].is_object()) {
     return ResultFail(verb,
                       absl::NotFoundError(absl::StrCat(
@@ -414,7 +521,10 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
   const json& b = r["best"];
   const bool has_source = b.contains("source") && b["source"].is_string();
   const std::string compile_target = ExportTarget(target.empty() ? r.value("target", "") : target);
-  json full = {{"job_id", job.id()}, {"candidate_id", b.value("candidate_id", "")}};
+  json full = {{"job_id", job.id()},
+               {"candidate_id", b.value("candidate_id", "")},
+               {"dims", b.value("dims", json::object())},
+               {"constants", b.value("constants", json::object())}};
   if (auto x = Speedup(b)) full["speedup"] = *x;
   if (!PipelineOf(b).empty()) {
     // Several launches: the artifacts table and the result hold one image at
@@ -441,7 +551,9 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
   std::string artifact_id;
   // First the artifacts table (what the worker compiled for the best
   // candidate), then what the result itself carries.
-  auto art = conn->BestArtifact(job.id(), b.value("candidate_id", ""), r.value("target", ""));
+  auto art = retarget
+                 ? absl::StatusOr<std::optional<v1::Artifact>>(std::nullopt)
+                 : conn->BestArtifact(job.id(), b.value("candidate_id", ""), r.value("target", ""));
   if (!art.ok()) return ResultFail(verb, art.status());
   if (art->has_value()) {
     const v1::Artifact& a = **art;

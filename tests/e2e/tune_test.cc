@@ -191,6 +191,36 @@ TEST_CASE("argus tune without a server: list, result and export read its store a
   CHECK(none.stderr_text.find("no server: pass --server") != std::string::npos);
 }
 
+// result names what the kernel was tuned for; export --dims re-targets the
+// tuned kernel at another shape, verified there first, and refuses a shape
+// it does not serve with the verifier's counterexample.
+TEST_CASE("argus result shows the problem and constants; export --dims verifies a new shape",
+          "[e2e][tune]") {
+  Harness h;
+  const std::string job = TuneWithoutServer(h, 2);
+  ProcessResult result = h.Cli({"result", job});
+  INFO("result: " << result.stdout_text << result.stderr_text);
+  CHECK(result.stdout_text.find("problem: gemm K=64 M=64 N=64 f32 on interp") != std::string::npos);
+  CHECK(result.stdout_text.find("constants: ") != std::string::npos);
+  CHECK(result.stdout_text.find("artifact: " + h.dir() + "/artifacts/" + job) != std::string::npos);
+  ProcessResult same = h.Cli({"export", job, "-o", h.dir() + "/same"});
+  CHECK(same.exit_code == 0);
+  CHECK(same.stderr_text.find("ran on the interpreter, at dims K=64 M=64 N=64") !=
+        std::string::npos);
+  const std::string out = h.dir() + "/big";
+  ProcessResult big = h.Cli({"export", job, "-o", out, "--dims", "M=256,N=512", "--dims", "K=128"});
+  INFO("export --dims: " << big.stdout_text << big.stderr_text);
+  REQUIRE(big.exit_code == 0);
+  CHECK(big.stderr_text.find("verified at dims K=128 M=256 N=512") != std::string::npos);
+  json meta = json::parse(std::ifstream(out + "/metadata.json"), nullptr, false);
+  CHECK(meta["dims"] == json({{"K", 128}, {"M", 256}, {"N", 512}}));
+  CHECK(ReadText(out + "/argus_kernel.h").find("[256, 512]") != std::string::npos);
+  ProcessResult bad = h.Cli({"export", job, "-o", h.dir() + "/bad", "--dims", "M=x"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.stderr_text.find("--dims M=x: expected NAME=INT") != std::string::npos);
+  CHECK(!std::filesystem::exists(h.dir() + "/bad"));
+}
+
 // A best kernel that is a pipeline (a KB template with "pipeline", e.g.
 // moe_wgmma's six launches): result lists every launch and export writes one
 // image per launch, with the scratch tensor between them. The stored result
