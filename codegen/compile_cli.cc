@@ -40,7 +40,7 @@ absl::Status CompileVerb(const std::vector<std::string>& raw, std::ostream& out)
   fs.String("kernel", &kernel, "kernel to compile (default: the last one in the file)");
   fs.List("const", &consts, "NAME=V: override a const parameter (repeatable)");
   fs.List("dims", &dims, "NAME=V,...: dims for the launch geometry in the metadata");
-  fs.Int("code-object", &cov, "gfx942 code object version: 4 or 5");
+  fs.Int("code_object", &cov, "gfx942 code object version: 4 or 5");
   fs.String("emit", &emit, "also print: llvm (optimized LLVM IR) or asm (PTX / AMDGPU asm)");
   fs.String("out", &dir, "output directory (-o)");
   ASSIGN_OR_RETURN(std::vector<std::string> pos, fs.Parse(args));

@@ -85,7 +85,7 @@ absl::Status Planner::Validate(const v1::JobSpec& spec) const {
         absl::StrCat("policy '", spec.policy(), "' is not available (builtin, llm)"));
   }
   if (spec.policy() == "llm" && spec.llm_endpoint().empty() && options_.llm.endpoint.empty()) {
-    return absl::InvalidArgumentError("policy llm needs an endpoint (--llm-endpoint)");
+    return absl::InvalidArgumentError("policy llm needs an endpoint (--llm_endpoint)");
   }
   if (spec.max_candidates() < 0 || spec.max_candidates() > options_.max_candidates_limit) {
     return absl::InvalidArgumentError(

@@ -42,10 +42,10 @@ absl::StatusOr<bool> VerifyVerb(const std::vector<std::string>& args, std::ostre
   fs.List("dims", &dims, "NAME=V,...: concrete tensor dims (others stay symbolic)");
   fs.String("arch", &arch, "target: sm_90a or gfx942");
   fs.Bool("json", &json, "print the report as JSON");
-  fs.Int("timeout-ms", &timeout_ms, "Z3 time per obligation (a timeout is reported as unknown)");
+  fs.Int("timeout_ms", &timeout_ms, "Z3 time per obligation (a timeout is reported as unknown)");
   std::string kernel;
   fs.String("kernel", &kernel, "verify only this kernel of the file (default: every kernel)");
-  fs.Int("deadline-ms", &deadline_ms,
+  fs.Int("deadline_ms", &deadline_ms,
          "wall-clock budget of the whole verification (0: none); past it the result is unknown");
   ASSIGN_OR_RETURN(std::vector<std::string> pos, fs.Parse(args));
   if (fs.help_requested()) {
@@ -54,7 +54,7 @@ absl::StatusOr<bool> VerifyVerb(const std::vector<std::string>& args, std::ostre
   }
   if (pos.size() != 1) return absl::InvalidArgumentError("usage: argus verify FILE [flags]");
   if (timeout_ms <= 0 || timeout_ms > 600000) {
-    return absl::InvalidArgumentError("--timeout-ms must be in (0, 600000]");
+    return absl::InvalidArgumentError("--timeout_ms must be in (0, 600000]");
   }
   dsl::CheckOptions check;
   check.arch = arch;
@@ -62,7 +62,7 @@ absl::StatusOr<bool> VerifyVerb(const std::vector<std::string>& args, std::ostre
     check.consts[k] = v;
     return absl::OkStatus();
   }));
-  if (deadline_ms < 0) return absl::InvalidArgumentError("--deadline-ms must be >= 0");
+  if (deadline_ms < 0) return absl::InvalidArgumentError("--deadline_ms must be >= 0");
   VerifyOptions opt;
   opt.solver_timeout_ms = static_cast<unsigned>(timeout_ms);
   opt.deadline_ms = deadline_ms;

@@ -140,7 +140,7 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
   fs.String("target", &target, "auto, sm_90a, gfx942 or interp");
   fs.List("option", &options, "NAME=V problem options (trans_a, trans_b, causal, op)");
   fs.Int("max_candidates", &max_candidates, "candidates to try");
-  fs.String("policy", &policy, "builtin or llm (default: llm when --llm-endpoint is given)");
+  fs.String("policy", &policy, "builtin or llm (default: llm when --llm_endpoint is given)");
   fs.String("llm_endpoint", &llm_endpoint,
             "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (key: $ARGUS_LLM_API_KEY)");
   fs.String("llm_model", &llm_model, "model name for the LLM policy");
