@@ -7,7 +7,10 @@
 # the GEMM target rows (lib/rows.py: the best kernel per shape and its competitors, each with the
 # verifier's verdict at its run constants, 3 interleaved rounds against cuBLAS). With CASE names:
 # those cases of lib/gemm_cases.py (--list prints them; all: every one), each one runner process.
-usage="usage: bench/gemm.sh [-b BUILD_DIR] [-o OUT_DIR] [--list | all | CASE,CASE...]
+# sweep: the nn.Linear sweep over real models' linear layers at decode and prefill batch sizes
+# (lib/gemm_cases.py LAYERS, SWEEP_M, IRREGULAR), with PyTorch's F.linear as a cross-check and the
+# table of lib/tables.py sweep (geomean and worst shape); SWEEP_VERIFY=0 skips the verifier.
+usage="usage: bench/gemm.sh [-b BUILD_DIR] [-o OUT_DIR] [--list | all | sweep | CASE,CASE...]
   then on the GPU machine: bash OUT_DIR/run.sh   (PASSES=N: N runner processes per case)
   after it, there: bash OUT_DIR/ncu_probe.sh CASE...  (Nsight Compute: cuBLAS's kernel, clocks,
   traffic) and bash OUT_DIR/sass.sh CASE...
@@ -17,6 +20,19 @@ BENCH_ROWS / BENCH_CASES narrow the target rows (lib/rows.py)."
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 bench_options gemm "$usage" "$@"
+if [ "${args[0]:-}" = sweep ]; then
+  # The nn.Linear sweep: every case of it, the verifier's verdict for each at its run shape,
+  # and PyTorch's F.linear on the same shapes (lib/gemm_torch.py, before the runner's cases).
+  bundle_start
+  bundle_prepare "$BENCH_LIB/gemm_cases.py" "$(python3 "$BENCH_LIB/gemm_cases.py" --sweep)"
+  [ "${SWEEP_VERIFY:-1}" = 0 ] || bundle_verify
+  python3 "$BENCH_LIB/gemm_cases.py" --sweep-shapes > "$out/sweep_shapes.json"
+  cp "$BENCH_LIB/gemm_torch.py" "$out/"
+  echo 'python3 gemm_torch.py sweep_shapes.json "$OUT/torch_linear.jsonl" || true' > "$out/before.sh"
+  bundle_runner sweep 60
+  bundle_finish
+  exit 0
+fi
 bundle_suite "$BENCH_LIB/gemm_cases.py"
 for v in ${GEMM_WGMMA_VARIANTS:-}; do
   p="$out/payloads/w-small.json"

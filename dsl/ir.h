@@ -125,7 +125,7 @@ struct SymInt {
 // Views and memory:
 //   kAllocShared  layout; result view
 //   kAllocLocal   layout; result view
-//   kTile         operands [src, coord...]; ints: tile shape
+//   kTile         operands [src, coord...]; ints: tile shape; sub 1: a TMA box (may pass the edge)
 //   kIndex        operands [src, i]; ints[0]: dim dropped
 //   kSlice        operands [src, lo, hi]; ints[0]: dim, ints[1]: step
 //   kTranspose    operands [src] (rank 2)

@@ -139,7 +139,8 @@ json FullCheck(const CandidatePayload& r, const std::vector<runner::TensorSpec>&
     std::vector<int64_t> as = shape(c.value("a", ""));
     if (!c.contains("m") && cs.size() == 2) c["m"] = cs[0];
     if (!c.contains("n") && cs.size() == 2) c["n"] = cs[1];
-    if (!c.contains("k") && as.size() == 2) c["k"] = as[1];
+    // A's buffer is [M, K], or [K, M] for a_layout "km".
+    if (!c.contains("k") && as.size() == 2) c["k"] = as[c.value("a_layout", "mk") == "km" ? 0 : 1];
   } else if ((op == "softmax" || op == "rmsnorm") && cs.size() == 2) {
     if (!c.contains("m")) c["m"] = cs[0];
     if (!c.contains("n")) c["n"] = cs[1];
@@ -244,9 +245,19 @@ void SetElement(runner::HostTensor* t, int64_t i, double v) {
 }
 
 // Copies `from` into `to` element by element in logical coordinates (their
-// strides may differ); false when the shapes differ.
+// strides may differ), or as it lies in memory when both views are of one
+// row-major buffer; false otherwise.
 bool CopyLogical(const dsl::HostTensor& from, dsl::HostTensor* to) {
-  if (from.shape != to->shape) return false;
+  if (from.shape != to->shape) {
+    // One buffer seen two ways (nn.Linear's B as [N, K], or as the [K, N]
+    // view with unit row stride): the same memory, copied as it lies.
+    std::vector<int64_t> mem = MemoryShape(from.shape, from.stride);
+    if (mem.empty() || mem != MemoryShape(to->shape, to->stride) ||
+        from.data.size() != to->data.size())
+      return false;
+    to->data = from.data;
+    return true;
+  }
   int64_t count = 1;
   for (int64_t d : from.shape) count *= d;
   for (int64_t n = 0; n < count; ++n) {

@@ -68,12 +68,24 @@ absl::StatusOr<std::vector<HostTensor>> RefGemm(const Problem& p, const std::vec
   int64_t bt = batched ? p.shape.at("BATCH") : 1, M = p.shape.at("M"), N = p.shape.at("N"),
           K = p.shape.at("K");
   HostTensor c = Output("C", batched ? std::vector<int64_t>{bt, M, N} : std::vector<int64_t>{M, N});
+  // A transposed operand is read as stored (A [K, M], B [N, K], dense), whether
+  // the kernel declares it so (TMA tiles of row-major tensors) or as the
+  // logical [M, K] / [K, N] view with unit row stride: both are that offset.
+  const bool ta = !batched && Opt(p, "trans_a"), tb = !batched && Opt(p, "trans_b");
+  for (const auto& [t, on] : {std::pair{a, ta}, std::pair{b, tb}}) {
+    if (on && static_cast<int64_t>(t->data.size()) < (t == a ? M : N) * K)
+      return absl::InvalidArgumentError(absl::StrCat("tensor ", t->name, " holds ", t->data.size(),
+                                                     " elements, the problem ",
+                                                     (t == a ? M : N) * K));
+  }
+  auto av = [&](int64_t i, int64_t k) { return ta ? a->data[k * M + i] : a->At({i, k}); };
+  auto bv = [&](int64_t k, int64_t j) { return tb ? b->data[j * K + k] : b->At({k, j}); };
   for (int64_t z = 0; z < bt; ++z) {
     for (int64_t i = 0; i < M; ++i) {
       for (int64_t j = 0; j < N; ++j) {
         double s = 0;
         for (int64_t k = 0; k < K; ++k) {
-          s += batched ? a->At({z, i, k}) * b->At({z, k, j}) : a->At({i, k}) * b->At({k, j});
+          s += batched ? a->At({z, i, k}) * b->At({z, k, j}) : av(i, k) * bv(k, j);
         }
         if (batched)
           c.At({z, i, j}) = s;
@@ -494,11 +506,12 @@ nlohmann::json RunnerCheck(const Problem& p) {
   };
   bool runner_dtype = p.dtype == "f32" || p.dtype == "f16" || p.dtype == "bf16";
   if (runner_dtype) {
-    if (f == "gemm" && opt("trans_a") == "0")
+    if (f == "gemm")
       return {{"op", "gemm"},
               {"a", "A"},
               {"b", "B"},
               {"c", "C"},
+              {"a_layout", opt("trans_a") == "1" ? "km" : "mk"},
               {"b_layout", opt("trans_b") == "1" ? "nk" : "kn"}};
     if (f == "softmax") return {{"op", "softmax"}, {"a", "X"}, {"c", "Y"}};
     if (f == "rmsnorm")

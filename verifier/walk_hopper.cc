@@ -7,6 +7,18 @@
 #include "verifier/walker.h"
 
 namespace argus::verifier::engine {
+namespace {
+
+// Whether a TMA box element at `coords` lies inside the tensor of extents
+// `ext` (boxes may reach past the edge; a negative coordinate stays out of
+// bounds).
+expr Below(const std::vector<expr>& coords, const std::vector<expr>& ext) {
+  expr in = coords[0] < ext[0];
+  for (size_t d = 1; d < coords.size(); ++d) in = in && coords[d] < ext[d];
+  return in;
+}
+
+}  // namespace
 
 std::optional<std::string> Walker::UnsupportedInWhile(const Op& op) {
   // The phase, group and epilogue models count these per iteration of a for
@@ -80,9 +92,11 @@ void Walker::StepTmaLoad(const Op& op) {
   expr g = *pc_ && range;
   auto sc = Coords(sv, el);
   auto dc = Coords(d.view, el);
-  // The tile must lie inside the tensor (docs/dsl.md: the DSL makes the
-  // hardware's zero fill an error) and fit its shared buffer.
-  Accessed(op, sv, sc, g, el);
+  // The box may reach past the tensor's edge: the copy engine fills those
+  // elements with zeros, which keep their (padded) coordinates as tags, so
+  // only the elements inside the tensor are reads of it; all must fit the
+  // shared buffer.
+  Accessed(op, sv, sc, g && Below(sc, {BaseExtent(sv, 0), BaseExtent(sv, 1)}), el);
   Accessed(op, d.view, dc, g, el);
   Event& e = NewEvent(op, d.view, true);
   e.async = true;
@@ -110,7 +124,9 @@ void Walker::StepTmaStore(const Op& op) {
   expr range(c_);
   std::vector<expr> el = ElemVars(s.view, "u", &ext, &range);
   expr g = *pc_ && range;
-  Accessed(op, gv, Coords(gv, el), g, el);
+  std::vector<expr> gc = Coords(gv, el);
+  Accessed(op, gv, gc, g && Below(gc, {BaseExtent(gv, 0), BaseExtent(gv, 1)}),
+           el);  // the copy engine clips the rest
   Accessed(op, s.view, Coords(s.view, el), g, el);
 }
 

@@ -8,7 +8,9 @@ against the f64 reference; the perf shapes (4096^3, 8192^3, 4096x14336x4096) by 
 Environment: GEMM_EXTRA_CASES="NAME=FILE:KERNEL:K=V,K=V:SHAPE;..." adds cases (SHAPE: small,
 4k, 8k or 4kx14k).
 """
+import json
 import os
+import sys
 
 import caselist
 
@@ -104,6 +106,7 @@ def cases():
                 out[f"sk{split}{short}-{s}"] = SPLITK_GEMM + (dict(consts, SPLITK=str(split)),
                                                               dims, ROUNDS)
     out["sk2-small"] = SPLITK_GEMM + ({"SPLITK": "2", "SMS": "3"}, SMALL, QUICK)
+    out.update(sweep_cases())
     extra = os.environ.get("GEMM_EXTRA_CASES", "")
     for spec in filter(None, extra.split(";")):  # name=file:kernel:K=V,K=V:shape
         name, rest = spec.split("=", 1)
@@ -114,11 +117,71 @@ def cases():
     return out
 
 
+# The nn.Linear sweep (bench/gemm.sh sweep): real models' linear layers, W stored [N, K] (N, K),
+# at decode and prefill batch sizes, plus irregular shapes; bf16 in, f32 out; cuBLAS with the same
+# layout and output dtype. Case names: sw-LAYER-mM.KERNEL (KERNEL: swap, the swap-AB decode kernel;
+# swap12 / swap128, its knobs; lin / lin128, the persistent TMA-store kernel at BN 256 / 128); the
+# table (lib/tables.py sweep) keeps the fastest per shape.
+LAYERS = {
+    "qwen7b-qkv": (4608, 3584), "qwen7b-down": (3584, 18944),        # Qwen2.5-7B
+    "gemma9b-qkv": (8192, 3584), "gemma9b-o": (3584, 4096),          # Gemma-2-9B
+    "phi3-gateup": (16384, 3072), "phi3-down": (3072, 8192),         # Phi-3-mini
+    "llama13b-o": (5120, 5120), "llama13b-up": (13824, 5120),        # Llama-2-13B
+    "dsv2-kva": (576, 5120), "dsv2-down": (5120, 12288),             # DeepSeek-V2 dense
+}
+SWEEP_M = (1, 16, 64, 256, 2048, 8192)
+IRREGULAR = {"irr-1000": (1000, 1000, 1000), "irr-37x5000x3000": (37, 5000, 3000),
+             "irr-3001x2500x1240": (3001, 2500, 1240), "irr-127x130x4096": (127, 130, 4096),
+             "irr-8190x7x512": (8190, 7, 512), "irr-5x50000x1000": (5, 50000, 1000)}
+LINEAR = ("kb/templates/gemm_wgmma_linear.py", "gemm_wgmma_linear")
+SWAP = ("kb/templates/gemm_wgmma_linear_swap.py", "gemm_wgmma_linear_swap")
+NK = dict(GEMM, b_layout="nk")
+SWEEP_TIMING = {"warmup": 5, "reps": 20}
+
+
+
+
+def swap_consts(m):
+    return {"BX": str(8 if m <= 8 else 16 if m <= 16 else 32 if m <= 32 else 64), "STAGES": "8"}
+
+
+def decode_cases(m, n, k, dims):
+    """The swap-AB kernel ("swap"), with a deeper ring at M = 1 ("swap12") and 128-row tiles of A
+    at M = 256 ("swap128")."""
+    consts = swap_consts(m)
+    out = {"swap": SWAP + (consts, dims, SWEEP_TIMING)}
+    if m == 1:  # a deeper ring: more of the weight in flight per SM
+        out["swap12"] = SWAP + (dict(consts, STAGES="12"), dims, SWEEP_TIMING)
+    if m == 256:  # 128-row tiles of A: half the blocks of BX = 64, A read half as often
+        out["swap128"] = SWAP + ({"BX": "128", "STAGES": "6"}, dims, SWEEP_TIMING)
+    return out
+
+
+def sweep_cases():
+    out = {}
+    shapes = {f"{n}-m{m}": (m, nk[0], nk[1]) for n, nk in LAYERS.items() for m in SWEEP_M}
+    shapes.update(IRREGULAR)
+    for name, (m, n, k) in shapes.items():
+        dims = {"M": m, "N": n, "K": k}
+        if m <= 256:
+            for kern, case in decode_cases(m, n, k, dims).items():
+                out[f"sw-{name}.{kern}"] = case
+        if m >= 256 and n % 4 == 0:
+            bn = "256" if n >= 1024 else "128"
+            out[f"sw-{name}.lin"] = LINEAR + ({"BN": bn}, dims, SWEEP_TIMING)
+            if m == 256 and bn == "256":  # twice the tiles: fills more of the 132 SMs
+                out[f"sw-{name}.lin128"] = LINEAR + ({"BN": "128"}, dims, SWEEP_TIMING)
+        if m > 256 and n % 4:
+            out[f"sw-{name}.swap"] = SWAP + (swap_consts(m), dims, SWEEP_TIMING)
+    return out
+
+
 def payload(name, case):
     f, k, consts, dims, timing = case
     with open(os.path.join(ROOT, f)) as fh:
-        src = fh.read()
-    p = {"source": src, "kernel": k, "target": "sm_90a", "check": GEMM, "constants": consts,
+        src = fh.read().replace("${dtype}", "bf16")
+    check = NK if name.startswith("sw-") else GEMM
+    p = {"source": src, "kernel": k, "target": "sm_90a", "check": check, "constants": consts,
          "dims": dims, "baseline": "cublas", "timeout_s": 10, "timing": timing}
     if f in PIPELINES:
         p["pipeline"] = PIPELINES[f]
@@ -126,4 +189,10 @@ def payload(name, case):
 
 
 if __name__ == "__main__":
-    caselist.main(cases(), payload)
+    if sys.argv[1:2] == ["--sweep"]:  # the sweep's case names, comma-separated
+        print(",".join(sweep_cases()))
+    elif sys.argv[1:2] == ["--sweep-shapes"]:  # {shape: [M, N, K]}, for gemm_torch.py
+        print(json.dumps({c.partition(".")[0]: [d["M"], d["N"], d["K"]]
+                          for c, (_, _, _, d, _) in sweep_cases().items()}))
+    else:
+        caselist.main(cases(), payload)

@@ -3,13 +3,15 @@
 case directories).
 
 usage: tables.py TABLE RESULTS_JSONL
-  TABLE: gemm, attention, moe, memory_bound, examples, race (bench/moe.sh --race), or rows (the
-  target rows of rows.json: bench/targets.sh and the suites run without named cases).
+  TABLE: gemm, sweep (bench/gemm.sh sweep), attention, moe, memory_bound, examples, race
+  (bench/moe.sh --race), or rows (the target rows of rows.json: bench/targets.sh and the suites
+  run without named cases).
 
 speed-up = baseline time / ours, both measured in the same runner process (> 1: we are faster);
 ratio = ours / baseline (< 1: we are faster).
 """
 import json
+import math
 import os
 import statistics
 import sys
@@ -223,7 +225,61 @@ def rows(results):
               f"{'holds' if holds else 'missed'}{' (' + best[0] + ')' if best else ''}")
 
 
-TABLES = {f.__name__: f for f in (gemm, attention, moe, race, memory_bound, examples, rows)}
+# The H200's HBM3e bandwidth the decode rows are held to (issue targets: >= 85 % of the time to
+# stream the weight once at 4.3 TB/s, or at least cuBLAS's speed).
+WEIGHT_STREAM_BPS = 4.3e12
+
+
+def verdict(case):
+    try:
+        with open(os.path.join(case, "verify.json")) as fh:
+            return json.load(fh)
+    except OSError:
+        return {"verified": False, "verdict": "no verifier report"}
+
+
+def sweep(results):
+    """The nn.Linear sweep (bench/gemm.sh sweep): per shape the fastest candidate that passed the
+    check (cases SHAPE.KERNEL), its speed-up over cuBLAS timed in the same runner process, whether
+    the verifier proved it at that shape, the weight-streaming bound's share for decode rows
+    (M <= 64), and PyTorch's F.linear (bf16 out, timed by gemm_torch.py) as a cross-check."""
+    torch_ms = {}
+    if os.path.exists(os.path.join(os.environ.get("OUT", "out"), "torch_linear.jsonl")):
+        for t in load(os.path.join(os.environ.get("OUT", "out"), "torch_linear.jsonl")):
+            torch_ms[t["shape"]] = t
+    best = {}
+    for r in results:
+        shape, _, kern = r["case"].partition(".")
+        if r.get("outcome") != "ok" or not ms(r) or not base_ms(r):
+            best.setdefault(shape, None)
+            continue
+        if best.get(shape) is None or ms(r) < ms(best[shape]):
+            best[shape] = r
+    print(f"{'shape':30} {'M':>5} {'N':>6} {'K':>6} {'kernel':7} {'ver':3} {'ours ms':>8} "
+          f"{'cuBLAS ms':>9} {'speed-up':>8} {'W-bound':>7} {'F.linear ms':>11} {'TF/s':>6}")
+    ups = []
+    for shape, r in sorted(best.items()):
+        if r is None:
+            print(f"{shape:30} no candidate passed")
+            continue
+        c = spec_check(r["case"])
+        m, n, k = c.get("m", 0), c.get("n", 0), c.get("k", 0)
+        up = base_ms(r) / ms(r)
+        ups.append((up, shape))
+        wb = f"{n * k * 2 / WEIGHT_STREAM_BPS * 1e3 / ms(r):7.2f}" if m <= 64 else f"{'':7}"
+        t = torch_ms.get(shape, {})
+        print(f"{shape:30} {m:5} {n:6} {k:6} {r['case'].partition('.')[2]:7} "
+              f"{'yes' if verdict(r['case'])['verified'] else 'no':3} {ms(r):8.4f} "
+              f"{base_ms(r):9.4f} {up:8.3f} {wb} {t.get('flinear_ms', 0):11.4f} {tflops(r):6.1f}")
+    if ups:
+        geo = math.exp(sum(math.log(u) for u, _ in ups) / len(ups))
+        worst = min(ups)
+        print(f"\ngeomean speed-up over cuBLAS: {geo:.3f} ({len(ups)} shapes); worst: "
+              f"{worst[0]:.3f} ({worst[1]})")
+
+
+TABLES = {f.__name__: f for f in (gemm, attention, moe, race, memory_bound, examples, rows,
+                                  sweep)}
 
 
 def main():

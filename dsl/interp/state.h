@@ -49,6 +49,13 @@ struct View {
   int rank = 0;
   int64_t shape[4] = {0, 0, 0, 0};
   int64_t stride[4] = {0, 0, 0, 0};
+  // A TMA's tile of a tensor may reach past the tensor's edge (the copy
+  // engine fills those elements with zeros on a load and drops them on a
+  // store): per dim, the elements inside it; -1: the whole extent.
+  int64_t inside[2] = {-1, -1};
+  bool Inside(int64_t i, int64_t j) const {
+    return (inside[0] < 0 || i < inside[0]) && (inside[1] < 0 || j < inside[1]);
+  }
 };
 
 // A write that lands later (cp.async until its wait_group, TMA until its

@@ -44,9 +44,13 @@ absl::Status Machine::TmaLoad(Thread& t, const Insn& in) {
   for (int64_t i = 0; i < src.shape[0]; ++i) {
     for (int64_t j = 0; j < src.shape[1]; ++j) {
       int64_t idx[2] = {i, j}, ps, pd;
-      RETURN_IF_ERROR(Access(t, &op, src, idx, 2, &ps));
       RETURN_IF_ERROR(Access(t, &op, dst, idx, 2, &pd));
-      b->writes.push_back(Pending{dst.buf, pd, src.buf->data[ps]});
+      Slot v{0};  // past the tensor's edge: the copy engine's zero fill
+      if (src.Inside(i, j)) {
+        RETURN_IF_ERROR(Access(t, &op, src, idx, 2, &ps));
+        v = src.buf->data[ps];
+      }
+      b->writes.push_back(Pending{dst.buf, pd, v});
       ++n;
     }
   }
@@ -111,13 +115,14 @@ absl::Status Machine::TmaStore(Thread& t, const Insn& in) {
     for (int64_t j = 0; j < src.shape[1]; ++j) {
       int64_t idx[2] = {i, j}, ps, pd;
       RETURN_IF_ERROR(Access(t, &op, src, idx, 2, &ps));
+      b.bulk_readers[ps]++;
+      b.bulk_line[ps] = op.loc.line;
+      br.phys.push_back(ps);
+      if (!dst.Inside(i, j)) continue;  // past the tensor's edge: clipped
       RETURN_IF_ERROR(Access(t, &op, dst, idx, 2, &pd));
       Slot v = Convert(b.data[ps], b.dt, dst.buf->dt);
       if (op.sub) v.f = ConvertToFloat(DType::kF32, dst.buf->data[pd].f + v.f);  // reduce="add"
       dst.buf->data[pd] = v;
-      b.bulk_readers[ps]++;
-      b.bulk_line[ps] = op.loc.line;
-      br.phys.push_back(ps);
     }
   }
   t.bulk_open.push_back(std::move(br));

@@ -1,5 +1,7 @@
 // The view family: allocations and windows onto memory. A sub-view must lie
-// within its parent; views carry no data of their own.
+// within its parent (but for a TMA's tile, which may reach past the tensor's
+// edge); views carry no data of their own.
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -54,7 +56,12 @@ absl::Status Machine::ExecView(Thread& t, const Insn& in) {
     case Bc::kTile:
       for (int d = 0; d < v.rank; ++d) {
         int64_t lo = s[op.operands[1 + d]].i * op.ints[d];
-        RETURN_IF_ERROR(SubviewCheck(t, &op, v, d, lo, op.ints[d]));
+        if (op.sub && d < 2) {  // a TMA's box: it may reach past the edge, even start past it
+          if (lo < 0) RETURN_IF_ERROR(SubviewCheck(t, &op, v, d, lo, 0));
+          v.inside[d] = std::clamp<int64_t>(v.shape[d] - lo, 0, op.ints[d]);
+        } else {
+          RETURN_IF_ERROR(SubviewCheck(t, &op, v, d, lo, op.ints[d]));
+        }
         v.off += lo * v.stride[d];
         v.shape[d] = op.ints[d];
       }

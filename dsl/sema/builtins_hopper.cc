@@ -27,7 +27,7 @@ absl::StatusOr<FnLowering::TmaTile> FnLowering::TmaTensorTile(const Expr& se, co
   ASSIGN_OR_RETURN(Val sv, Eval(se));
   ASSIGN_OR_RETURN(tt.view, ViewVar(sv, se.loc, what));
   // The tile op just emitted holds [tensor, i, j] and the box shape.
-  const ir::Op* tile = nullptr;
+  ir::Op* tile = nullptr;
   for (auto it = cur_->rbegin(); it != cur_->rend(); ++it) {
     if (it->result == tt.view) {
       tile = &*it;
@@ -41,6 +41,10 @@ absl::StatusOr<FnLowering::TmaTile> FnLowering::TmaTensorTile(const Expr& se, co
   if (st.shape[0] > 256 || st.shape[1] > 256)
     return Err(se.loc, absl::StrCat("a TMA box is at most 256 per dim, got ", st.ToString()),
                "split the tile into several TMAs");
+  // The box may reach past the tensor's edge: the copy engine fills those
+  // elements with zeros (loads) or drops them (stores), so ragged shapes need
+  // no masking (docs/dsl.md, TMA).
+  tile->sub = 1;
   tt.coord0 = tile->operands[1];
   tt.coord1 = tile->operands[2];
   tt.box0 = st.shape[0];

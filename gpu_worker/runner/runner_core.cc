@@ -278,6 +278,7 @@ bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
       cs.n = c.value("n", int64_t{0});
       cs.k = c.value("k", int64_t{0});
       cs.b_layout = c.value("b_layout", "nk");
+      cs.a_layout = c.value("a_layout", "mk");
       cs.full_max_macs = c.value("full_max_macs", cs.full_max_macs);
       cs.samples = c.value("samples", cs.samples);
       cs.rtol = c.value("rtol", -1.0);
@@ -599,7 +600,9 @@ CheckResult CheckOutput(const CheckSpec& check, const std::vector<HostTensor>& t
     const int64_t M = check.m, N = check.n, K = check.k;
     const bool nk = check.b_layout != "kn";
     std::vector<double> ad(static_cast<size_t>(M * K)), bd(static_cast<size_t>(N * K));
-    for (int64_t i = 0; i < M * K; ++i) ad[i] = a->At(i);
+    const bool km = check.a_layout == "km";
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t kk = 0; kk < K; ++kk) ad[i * K + kk] = a->At(km ? kk * M + i : i * K + kk);
     for (int64_t nn = 0; nn < N; ++nn)
       for (int64_t kk = 0; kk < K; ++kk) bd[nn * K + kk] = b->At(nk ? nn * K + kk : kk * N + nn);
     auto element = [&](int64_t i, int64_t j) {

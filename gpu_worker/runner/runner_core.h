@@ -25,8 +25,8 @@
 //   (run in order on one stream, all inside each timed repetition, the output
 //    checked once after the last; every artifact is loaded once)
 //    "check": {"op": "gemm", "a": "A", "b": "B", "c": "C", "m": M, "n": N, "k": K,
-//              "b_layout": "nk|kn", "full_max_macs": 134217728, "samples": 4096,
-//              "rtol": 2e-4, "atol": 1e-5}
+//              "a_layout": "mk|km", "b_layout": "nk|kn", "full_max_macs": 134217728, "samples":
+//              4096, "rtol": 2e-4, "atol": 1e-5}
 //           | {"op": "add", "a": "a", "b": "b", "c": "c"} | {"op": "none", "c": "C"}
 //           | {"op": "softmax", "a": "X", "c": "Y", "m": rows, "n": cols}
 //           | {"op": "rmsnorm", "a": "X", "b": "W", "c": "Y", "m": rows, "n": cols, "eps": 1e-6}
@@ -110,6 +110,7 @@ struct CheckSpec {
   int64_t experts = 0, topk = 0;  // moe: from the shapes of b and ids
   int64_t m = 0, n = 0, k = 0;
   std::string b_layout = "nk";  // B stored [N, K] ("nk") or [K, N] ("kn")
+  std::string a_layout = "mk";  // A stored [M, K] ("mk") or [K, M] ("km")
   int64_t full_max_macs = int64_t{1} << 27;
   int64_t samples = 4096;
   double rtol = -1, atol = -1;  // < 0: the output dtype's default

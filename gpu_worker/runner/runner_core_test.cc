@@ -89,6 +89,27 @@ TEST_CASE("GEMM check passes a right answer, fails wrong and NaN", "[runner]") {
   CHECK_FALSE(CheckOutput(s.check, t, nan, s.seed).passed);  // NaN anywhere fails
 }
 
+TEST_CASE("GEMM check reads A stored [K, M] when a_layout is km", "[runner]") {
+  RunSpec s;
+  std::string err;
+  REQUIRE(ParseRunSpec(GemmSpec(64, 32, 128), &s, &err));
+  std::vector<HostTensor> t;
+  for (int i = 0; i < 3; ++i) t.push_back(MakeHostTensor(s.tensors[i], s.seed, i));
+  HostTensor c = HostGemm(s, t);  // C = A B^T with A [M, K]
+  // The same A stored transposed: element (i, k) at k * M + i.
+  const int64_t M = s.check.m, K = s.check.k;
+  HostTensor at = t[0];
+  const int es = DTypeSize(at.spec.dtype);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t k = 0; k < K; ++k)
+      std::memcpy(&at.data[(k * M + i) * es], &t[0].data[(i * K + k) * es], es);
+  std::vector<HostTensor> tt = {at, t[1], t[2]};
+  CHECK_FALSE(CheckOutput(s.check, tt, c, s.seed).passed);
+  s.check.a_layout = "km";
+  CHECK(CheckOutput(s.check, tt, c, s.seed).passed);
+  CHECK_FALSE(CheckOutput(s.check, t, c, s.seed).passed);
+}
+
 TEST_CASE("Random fills depend on the seed and tensor, not on luck", "[runner]") {
   TensorSpec ts;
   ts.name = std::string(1, 'x');  // (GCC 12 -Wrestrict false positive on = "x")

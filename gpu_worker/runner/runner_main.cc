@@ -376,16 +376,18 @@ struct Runner {
       const int ct = cuda_type(tc->dtype);
       const int M = static_cast<int>(spec.check.m), N = static_cast<int>(spec.check.n),
                 K = static_cast<int>(spec.check.k);
-      const bool nk = spec.check.b_layout != "kn";
+      const bool nk = spec.check.b_layout != "kn", km = spec.check.a_layout == "km";
       static const float alpha = 1.0f, beta = 0.0f;
       b["name"] = "cublasGemmEx";
-      // Row-major C[M,N] = A[M,K] B  is column-major C^T[N,M] = op(B) A^T.
-      call = [&, at, bt, ct, M, N, K, nk] {
-        status =
-            api.cublasGemmEx(h, nk ? cuda::CUBLAS_OP_T : cuda::CUBLAS_OP_N, cuda::CUBLAS_OP_N, N, M,
-                             K, &alpha, reinterpret_cast<void*>(bb), bt, nk ? K : N,
-                             reinterpret_cast<void*>(a), at, K, &beta, reinterpret_cast<void*>(c2),
-                             ct, N, cuda::CUBLAS_COMPUTE_32F, cuda::CUBLAS_GEMM_DEFAULT);
+      // Row-major C[M,N] = A B is column-major C^T[N,M] = B^T A^T; a row-major
+      // [K, M] A is the column-major M x K matrix A, hence op T.
+      call = [&, at, bt, ct, M, N, K, nk, km] {
+        status = api.cublasGemmEx(h, nk ? cuda::CUBLAS_OP_T : cuda::CUBLAS_OP_N,
+                                  km ? cuda::CUBLAS_OP_T : cuda::CUBLAS_OP_N, N, M, K, &alpha,
+                                  reinterpret_cast<void*>(bb), bt, nk ? K : N,
+                                  reinterpret_cast<void*>(a), at, km ? M : K, &beta,
+                                  reinterpret_cast<void*>(c2), ct, N, cuda::CUBLAS_COMPUTE_32F,
+                                  cuda::CUBLAS_GEMM_DEFAULT);
       };
     } else if (spec.check.op == "add" && tc->dtype == DType::kF32) {
       static const float one = 1.0f;

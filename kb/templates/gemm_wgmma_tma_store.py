@@ -7,9 +7,11 @@ until at most EBUFS - 1 of its stores still read shared memory (tma_store_wait),
 warp-group barrier passes that on. The last stores of a tile overlap the next tile's main loop;
 the global writes of all of them do.
 
-N need only be a multiple of 64 (and at least BN): the last column tile starts at N - BN, so it
-overlaps the one before it when BN does not divide N and both write the same values there (the
-same dot products in the same order). BN = 320 (five n64 wgmma tiles per warp group, 3 stages) so
+Any M, N, K with 16-byte rows (N % 8 == 0, K % 8 == 0): boxes past the tensors' edges are
+zero-filled by the copy engine (the K tail, the last row tile) and the TMA stores are clipped at M
+and N. Where N >= BN the last column tile starts at cdiv(N, 64) * 64 - BN, so it overlaps the one
+before it when BN does not divide N and both write the same values there (the same dot products
+in the same order). BN = 320 (five n64 wgmma tiles per warp group, 3 stages) so
 makes 4096 x 14336 45 column tiles: 1440 tiles = 10.9 waves of 132, where 128 x 256 gives 1792 =
 13.6 waves (the same tail that cuBLAS's 320-wide tiles avoid at that shape)."""
 
@@ -39,7 +41,7 @@ def gemm_wgmma_tma_store(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
                 rows = min(TM - first, GROUP)
                 bm = first + t % (GROUP * TN) % rows
                 bn = t % (GROUP * TN) // rows
-                bc = min(bn * (BN // 64), N // 64 - BN // 64)
+                bc = max(min(bn * (BN // 64), cdiv(N, 64) - BN // 64), 0)
                 for k in range(KT):
                     it = i * KT + k
                     s = it % STAGES
@@ -57,7 +59,7 @@ def gemm_wgmma_tma_store(A: Tensor[bf16, "M", "K"], B: Tensor[bf16, "K", "N"],
             rows = min(TM - first, GROUP)
             bm = first + t % (GROUP * TN) % rows
             bn = t % (GROUP * TN) // rows
-            bc = min(bn * (BN // 64), N // 64 - BN // 64)
+            bc = max(min(bn * (BN // 64), cdiv(N, 64) - BN // 64), 0)
             acc = fragment(f32, (BM, BN), mma="wgmma_bf16", warpgroups=(2, 1), first_warpgroup=1)
             for k in range(KT):
                 it = i * KT + k

@@ -44,7 +44,17 @@ void TagFlow::RecordOperandTag(int var, const std::vector<expr>& idx, const Tag&
   bool is_a = f_.vars[var].type.frag.role == dsl::FragRole::kA;
   OperandTag ot;
   ot.param = idx[is_a ? 0 : 1];
-  ot.coord = t.c[is_a ? 0 : 1];
+  // The output row (A) or column (B) is the tag coordinate that depends on
+  // the operand's row (A) or column (B): A(m, k) and B(k, n) as stored, or the
+  // other coordinate of an operand stored transposed (nn.Linear's B(n, k)).
+  int pick = is_a ? 0 : 1;
+  std::set<unsigned> fv0, fv1;
+  w_.FreeInstVars(t.c[0], &fv0);
+  w_.FreeInstVars(t.c[1], &fv1);
+  const unsigned pid = ot.param->id();
+  if (fv0.count(pid) && !fv1.count(pid)) pick = 0;
+  if (fv1.count(pid) && !fv0.count(pid)) pick = 1;
+  ot.coord = t.c[pick];
   ot.loops = w_.loop_stack();
   op_tags_.insert_or_assign({it->second, is_a}, ot);
 }
