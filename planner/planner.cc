@@ -120,6 +120,7 @@ absl::Status Planner::ResumeUnfinished() {
 
 void Planner::Shutdown() {
   stopping_.store(true);
+  store_->WakeWaiters();
   if (gate_) gate_->Stop();
   std::map<std::string, std::thread> threads;
   {
@@ -357,6 +358,7 @@ absl::Status Planner::RunJob(const std::string& job_id) {
       ASSIGN_OR_RETURN(std::string task_id, store_->AddTask(job_id, task, NowMs()));
       int64_t deadline = NowMs() + options_.task_timeout_ms;
       while (true) {
+        int64_t version = store_->version();  // before the read: no change slips between
         ASSIGN_OR_RETURN(auto ts, store_->GetTask(task_id));
         if (ts.state == "done") {
           outcome = json::parse(ts.result_json, nullptr, false);
@@ -375,7 +377,8 @@ absl::Status Planner::RunJob(const std::string& job_id) {
           outcome = {{"outcome", "timeout"}, {"message", "no result within the task timeout"}};
           break;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        // Sleeps until the store changes (Shutdown wakes it too).
+        store_->WaitForChange(version, std::chrono::steady_clock::now() + std::chrono::seconds(1));
       }
       if (outcome.value("outcome", "") == "cancelled") {
         return absl::OkStatus();  // the job was cancelled under us

@@ -37,6 +37,16 @@ int main(int argc, char** argv) {
   int64_t max_source = options.max_source_bytes, max_candidates = options.max_candidates;
   flags.Int("max_source_bytes", &max_source, "largest JobSpec.source accepted");
   flags.Int("max_candidates", &max_candidates, "largest JobSpec.max_candidates accepted");
+  int64_t max_result = options.max_result_bytes, page_size = options.list_page_size;
+  int64_t max_watchers = options.max_watchers;
+  flags.Int("max_result_bytes", &max_result, "largest result a worker may report for a task");
+  flags.Int("max_deadline_ms", &options.max_deadline_ms,
+            "longest job deadline; a longer JobSpec.deadline_ms is clamped to it (and the "
+            "submitter told so)");
+  flags.Int("list_page_size", &page_size, "most jobs one ListJobs page holds");
+  flags.Int("max_watchers", &max_watchers,
+            "concurrent WatchJob streams (each holds a thread); more are refused with "
+            "RESOURCE_EXHAUSTED and the CLI polls instead");
   if (auto rc = argus::ParseDaemonFlags("argus-server", flags, argc, argv)) return *rc;
   if (lease_ms < 100 || heartbeat_ms < 10 || heartbeat_ms * 2 > lease_ms) {
     std::cerr << "argus-server: need --lease_ms >= 100 and --heartbeat_ms <= lease_ms/2\n";
@@ -47,6 +57,9 @@ int main(int argc, char** argv) {
   options.max_concurrent_jobs_per_client = static_cast<int>(max_jobs);
   options.max_source_bytes = static_cast<int>(max_source);
   options.max_candidates = static_cast<int>(max_candidates);
+  options.max_result_bytes = static_cast<int>(std::min<int64_t>(max_result, INT32_MAX));
+  options.list_page_size = static_cast<int>(std::min<int64_t>(page_size, INT32_MAX));
+  options.max_watchers = static_cast<int>(std::min<int64_t>(max_watchers, INT32_MAX));
   options.planner.max_candidates_limit = options.max_candidates;  // one limit for both
   argus::server::Server server(options);
   argus::OnTerminationSignal([&server] { server.Shutdown(); });

@@ -16,7 +16,31 @@ Server::Server(ServerOptions options) : options_(std::move(options)) {}
 
 Server::~Server() { Shutdown(); }
 
+namespace {
+
+// Bounds that would let one stored row outgrow an answer are refused.
+absl::Status CheckBounds(const ServerOptions& o) {
+  int64_t quarter = o.max_message_bytes / 4;
+  for (auto [flag, value] : {std::pair{"--max_source_bytes", int64_t{o.max_source_bytes}},
+                             {"--max_result_bytes", int64_t{o.max_result_bytes}}}) {
+    if (value < 1 || value > quarter) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, " must be in [1, ", quarter,
+                                                     "] (a quarter of the ", o.max_message_bytes,
+                                                     "-byte message limit)"));
+    }
+  }
+  if (o.max_deadline_ms < 1) return absl::InvalidArgumentError("--max_deadline_ms must be >= 1");
+  if (o.list_page_size < 1 || o.list_page_size > 10'000) {
+    return absl::InvalidArgumentError("--list_page_size must be in [1, 10000]");
+  }
+  if (o.max_watchers < 1) return absl::InvalidArgumentError("--max_watchers must be >= 1");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> Server::Start() {
+  RETURN_IF_ERROR(CheckBounds(options_));
   store::StoreOptions store_options;
   store_options.lease_ms = options_.lease_ms;
   store_options.max_attempts = options_.max_attempts;
@@ -81,6 +105,7 @@ void Server::ReapLoop() {
 void Server::Shutdown() {
   std::lock_guard lock(shutdown_mu_);
   stopping_.store(true);
+  if (store_) store_->WakeWaiters();  // long polls and streams see stopping_ now
   if (planner_) planner_->Shutdown();
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   if (reaper_.joinable()) reaper_.join();

@@ -9,6 +9,7 @@
 #include "proto/status.h"
 #include "server/auth.h"
 #include "server/clock.h"
+#include "server/limits.h"
 #include "spdlog/spdlog.h"
 
 namespace argus::server {
@@ -41,12 +42,24 @@ Status ReadOnly(const ServerOptions& o) {
     if (Status auth_st = Authorize(options_, ctx, role, name); !auth_st.ok()) return auth_st; \
   } while (0)
 
-// Input bounds a job must respect before anything is stored (server/auth.h).
+RequestLimits Limits(const ServerOptions& o) { return {o.max_source_bytes, o.max_result_bytes}; }
+
+// What one answer may hold: half the message limit, and under the 4 MiB a
+// gRPC client accepts by default, so that no client needs a larger limit.
+int64_t ResponseBudget(const ServerOptions& o) {
+  return std::min<int64_t>(o.max_message_bytes / 2, 3 << 20);
+}
+
+// Refuses an id longer than any the server hands out.
+#define CHECK_ID(field, value)                                                   \
+  do {                                                                           \
+    if (auto id_st = CheckSize(field, (value).size(), kMaxIdBytes); !id_st.ok()) \
+      return ToGrpc(id_st);                                                      \
+  } while (0)
+
+// Input bounds a job must respect before anything is stored (server/limits.h).
 Status CheckLimits(const v1::JobSpec& spec, const ServerOptions& o) {
-  if (static_cast<int64_t>(spec.source().size()) > o.max_source_bytes) {
-    return Invalid(absl::StrCat("spec.source: ", spec.source().size(), " bytes, the limit is ",
-                                o.max_source_bytes, " (--max_source_bytes)"));
-  }
+  if (auto st = CheckJobSpec(spec, Limits(o)); !st.ok()) return ToGrpc(st);
   if (spec.max_candidates() < 0) return Invalid("spec.max_candidates: must not be negative");
   if (spec.max_candidates() > o.max_candidates) {
     return Invalid(absl::StrCat("spec.max_candidates: ", spec.max_candidates(), ", the limit is ",
@@ -128,8 +141,13 @@ Status JobServiceImpl::SubmitJob(ServerContext* ctx, const v1::SubmitJobRequest*
   if (!principal.empty()) spec.set_client(principal);  // the token says who submits
   if (auto st = CheckLimits(spec, options_); !st.ok()) return st;
   int64_t now = NowMs();
-  if (spec.client().size() > 256) return Invalid("spec.client: longer than 256 bytes");
   if (spec.deadline_ms() < 0) return Invalid("spec.deadline_ms: must not be negative");
+  if (spec.deadline_ms() > options_.max_deadline_ms) {
+    resp->add_notices(absl::StrCat("spec.deadline_ms: ", spec.deadline_ms(),
+                                   " is past the server's limit; clamped to ",
+                                   options_.max_deadline_ms, " (--max_deadline_ms)"));
+    spec.set_deadline_ms(options_.max_deadline_ms);
+  }
   if (options_.max_concurrent_jobs_per_client > 0) {
     auto active = store_->CountActiveJobs(spec.client());
     if (!active.ok()) return ToGrpc(active.status());
@@ -168,6 +186,7 @@ Status JobServiceImpl::SubmitJob(ServerContext* ctx, const v1::SubmitJobRequest*
   if (!job.ok()) return ToGrpc(job.status());
   spdlog::info("job {} submitted: kind {} with {} tasks", job->id(), v1::JobKind_Name(spec.kind()),
                tasks.size());
+  for (const auto& notice : resp->notices()) spdlog::info("job {}: {}", job->id(), notice);
   if (spec.kind() == v1::JOB_KIND_TUNE) planner_->Start(job->id());
   *resp->mutable_job() = std::move(*job);
   return Status::OK;
@@ -176,18 +195,31 @@ Status JobServiceImpl::SubmitJob(ServerContext* ctx, const v1::SubmitJobRequest*
 Status JobServiceImpl::GetJob(ServerContext* ctx, const v1::GetJobRequest* req, v1::Job* resp) {
   AUTHORIZE(ctx, Role::kClient, nullptr);
   if (req->id().empty()) return Invalid("id: required");
+  CHECK_ID("id", req->id());
   auto job = store_->GetJob(req->id());
   if (!job.ok()) return ToGrpc(job.status());
   *resp = std::move(*job);
+  FitJob(resp, ResponseBudget(options_));
   return Status::OK;
 }
 
 Status JobServiceImpl::ListJobs(ServerContext* ctx, const v1::ListJobsRequest* req,
                                 v1::ListJobsResponse* resp) {
   AUTHORIZE(ctx, Role::kClient, nullptr);
-  auto jobs = store_->ListJobs(req->limit(), req->state());
-  if (!jobs.ok()) return ToGrpc(jobs.status());
-  for (auto& j : *jobs) *resp->add_jobs() = std::move(j);
+  store::JobQuery query;
+  query.state = req->state();
+  query.kind = req->kind();
+  query.limit =
+      req->limit() > 0 ? std::min(req->limit(), options_.list_page_size) : options_.list_page_size;
+  query.page_token = req->page_token();
+  query.max_bytes = ResponseBudget(options_);
+  auto page = store_->ListJobs(query);
+  if (!page.ok()) return ToGrpc(page.status());
+  for (auto& j : page->jobs) {
+    FitJob(&j, ResponseBudget(options_));
+    *resp->add_jobs() = std::move(j);
+  }
+  resp->set_next_page_token(page->next_page_token);
   return Status::OK;
 }
 
@@ -195,6 +227,7 @@ Status JobServiceImpl::CancelJob(ServerContext* ctx, const v1::CancelJobRequest*
                                  v1::Job* resp) {
   AUTHORIZE(ctx, Role::kClient, nullptr);
   if (req->id().empty()) return Invalid("id: required");
+  CHECK_ID("id", req->id());
   if (options_.read_only) return ReadOnly(options_);
   auto job = store_->CancelJob(req->id(), NowMs());
   if (!job.ok()) return ToGrpc(job.status());
@@ -206,16 +239,29 @@ Status JobServiceImpl::WatchJob(ServerContext* ctx, const v1::WatchJobRequest* r
                                 grpc::ServerWriter<v1::JobEvent>* writer) {
   AUTHORIZE(ctx, Role::kClient, nullptr);
   if (req->id().empty()) return Invalid("id: required");
+  CHECK_ID("id", req->id());
+  // Each stream holds a server thread while it lasts: their number is bounded.
+  if (watchers_.fetch_add(1) >= options_.max_watchers) {
+    watchers_.fetch_sub(1);
+    return Status(grpc::RESOURCE_EXHAUSTED,
+                  absl::StrCat("already ", options_.max_watchers,
+                               " WatchJob streams open (--max_watchers); poll GetJob instead"));
+  }
+  struct Release {
+    std::atomic<int>* n;
+    ~Release() { n->fetch_sub(1); }
+  } release{&watchers_};
   int64_t seen_version = -1;
   std::string last_sent;
-  for (int64_t tick = 0; !ctx->IsCancelled() && !stopping_->load(); ++tick) {
+  while (!ctx->IsCancelled() && !stopping_->load()) {
     int64_t version = store_->version();
     // A read-only view's store is written by another process, whose writes
-    // this one's version does not count: look every 500 ms.
-    if (version != seen_version || (options_.read_only && tick % 10 == 0)) {
+    // this one's version does not count: look at every wake-up (500 ms).
+    if (version != seen_version || options_.read_only) {
       seen_version = version;
       auto job = store_->GetJob(req->id());
       if (!job.ok()) return ToGrpc(job.status());
+      FitJob(&*job, ResponseBudget(options_));
       v1::JobEvent ev = MakeJobEvent(*job, "", options_.planner.default_max_candidates);
       // Send only real changes (state, tasks added or finished, planner progress).
       std::string key = absl::StrCat(ev.state(), "/", ev.tasks_total(), "/", ev.tasks_done(), "/",
@@ -226,7 +272,10 @@ Status JobServiceImpl::WatchJob(ServerContext* ctx, const v1::WatchJobRequest* r
       }
       if (Finished(job->state())) return Status::OK;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // Sleeps until the store changes; wakes at least every 500 ms to notice
+    // a client gone away.
+    store_->WaitForChange(version,
+                          std::chrono::steady_clock::now() + std::chrono::milliseconds(500));
   }
   return Status(grpc::UNAVAILABLE, "server shutting down; watch again to resume");
 }
@@ -244,6 +293,8 @@ Status JobServiceImpl::ListArtifacts(ServerContext* ctx, const v1::ListArtifacts
                                      v1::ListArtifactsResponse* resp) {
   AUTHORIZE(ctx, Role::kClient, nullptr);
   if (req->job_id().empty()) return Invalid("job_id: required");
+  CHECK_ID("job_id", req->job_id());
+  CHECK_ID("candidate_id", req->candidate_id());
   auto job = store_->GetJob(req->job_id(), false);
   if (!job.ok()) return ToGrpc(job.status());
   auto rows = store_->ListArtifacts(req->job_id(), req->candidate_id());
@@ -264,7 +315,8 @@ Status JobServiceImpl::ListArtifacts(ServerContext* ctx, const v1::ListArtifacts
 Status WorkerServiceImpl::RegisterWorker(ServerContext* ctx, const v1::RegisterWorkerRequest* req,
                                          v1::RegisterWorkerResponse* resp) {
   AUTHORIZE(ctx, Role::kWorker, nullptr);
-  if (req->requested_id().size() > 128) return Invalid("requested_id: longer than 128 bytes");
+  CHECK_ID("requested_id", req->requested_id());
+  if (auto st = CheckInventory(req->inventory()); !st.ok()) return ToGrpc(st);
   auto id = store_->RegisterWorker(req->inventory(), req->requested_id(), NowMs());
   if (!id.ok()) return ToGrpc(id.status());
   spdlog::info("worker {} registered from {} with {} devices", *id, req->inventory().hostname(),
@@ -279,6 +331,7 @@ Status WorkerServiceImpl::LeaseTask(ServerContext* ctx, const v1::LeaseTaskReque
                                     v1::LeaseTaskResponse* resp) {
   AUTHORIZE(ctx, Role::kWorker, nullptr);
   if (req->worker_id().empty()) return Invalid("worker_id: required");
+  CHECK_ID("worker_id", req->worker_id());
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::milliseconds(std::clamp<int64_t>(req->wait_ms(), 0, 30'000));
   int64_t seen_version = -1;
@@ -300,7 +353,7 @@ Status WorkerServiceImpl::LeaseTask(ServerContext* ctx, const v1::LeaseTaskReque
       }
     }
     if (now >= deadline || ctx->IsCancelled() || stopping_->load()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    store_->WaitForChange(version, std::min(deadline, last_try + std::chrono::milliseconds(500)));
   }
   resp->set_granted(false);
   return Status::OK;
@@ -309,6 +362,7 @@ Status WorkerServiceImpl::LeaseTask(ServerContext* ctx, const v1::LeaseTaskReque
 Status WorkerServiceImpl::Heartbeat(ServerContext* ctx, const v1::HeartbeatRequest* req,
                                     v1::HeartbeatResponse* resp) {
   AUTHORIZE(ctx, Role::kWorker, nullptr);
+  if (auto st = CheckHeartbeat(*req); !st.ok()) return ToGrpc(st);
   std::vector<std::string> ids(req->task_ids().begin(), req->task_ids().end());
   auto revoked = store_->Heartbeat(req->worker_id(), ids, req->healthy(), NowMs());
   if (!revoked.ok()) return ToGrpc(revoked.status());
@@ -320,6 +374,7 @@ Status WorkerServiceImpl::ReportResult(ServerContext* ctx, const v1::ReportResul
                                        v1::ReportResultResponse* resp) {
   AUTHORIZE(ctx, Role::kWorker, nullptr);
   if (req->task_id().empty()) return Invalid("task_id: required");
+  if (auto st = CheckReport(*req, Limits(options_)); !st.ok()) return ToGrpc(st);
   auto accepted = store_->ReportResult(req->worker_id(), req->task_id(), req->ok(),
                                        req->result_json(), req->error(), NowMs());
   if (!accepted.ok()) return ToGrpc(accepted.status());

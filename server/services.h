@@ -47,6 +47,7 @@ class JobServiceImpl final : public v1::JobService::Service {
   store::JobStore* store_;
   ServerOptions options_;
   const std::atomic<bool>* stopping_;
+  std::atomic<int> watchers_{0};  // open WatchJob streams
 };
 
 class WorkerServiceImpl final : public v1::WorkerService::Service {

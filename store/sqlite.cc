@@ -1,6 +1,7 @@
 #include "store/sqlite.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/status.h"
 
 namespace argus::store {
 
@@ -80,6 +81,24 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path) {
   if (sqlite3_db_readonly(raw, "main") == 1) {
     return absl::FailedPreconditionError(absl::StrCat("database ", path, " is read-only"));
   }
+  return db;
+}
+
+absl::StatusOr<std::unique_ptr<Db>> Db::OpenReader(const std::string& path) {
+  sqlite3* raw = nullptr;
+  int rc =
+      sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
+    if (raw) sqlite3_close(raw);
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot open a reader on database ", path, ": ", msg));
+  }
+  std::unique_ptr<Db> db(new Db(raw));
+  sqlite3_busy_timeout(raw, 5000);
+  sqlite3_extended_result_codes(raw, 1);
+  // query_only: a bug that writes through a reader fails instead of racing the writer.
+  RETURN_IF_ERROR(db->Exec("PRAGMA query_only=1;"));
   return db;
 }
 

@@ -6,7 +6,7 @@
 // leaves nothing half-written.
 //
 // Thread safety: a Db is not thread-safe; the JobStore serializes access to
-// it with a mutex.
+// its writer with a mutex and hands each reader to one thread at a time.
 #ifndef ARGUS_STORE_SQLITE_H_
 #define ARGUS_STORE_SQLITE_H_
 
@@ -67,6 +67,9 @@ class Db {
  public:
   // Opens (creating if needed) a database file with WAL journaling.
   static absl::StatusOr<std::unique_ptr<Db>> Open(const std::string& path);
+  // Opens a query-only connection to a database that Open() made: under WAL
+  // it reads the last commit without waiting for (or blocking) the writer.
+  static absl::StatusOr<std::unique_ptr<Db>> OpenReader(const std::string& path);
   ~Db();
 
   absl::StatusOr<Statement> Prepare(const std::string& sql);

@@ -1,7 +1,9 @@
 #include "store/store.h"
 
+#include <algorithm>
 #include <random>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status.h"
@@ -112,7 +114,60 @@ absl::StatusOr<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path
   ASSIGN_OR_RETURN(auto db, Db::Open(path));
   std::unique_ptr<JobStore> store(new JobStore(std::move(db), options));
   RETURN_IF_ERROR(store->Migrate());
+  RETURN_IF_ERROR(store->OpenReaders(path));
   return store;
+}
+
+absl::Status JobStore::OpenReaders(const std::string& path) {
+  for (int i = 0; i < std::max(1, options_.readers); ++i) {
+    ASSIGN_OR_RETURN(auto db, Db::OpenReader(path));
+    readers_.push_back(std::move(db));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<JobStore::Reader> JobStore::Reader::Take(JobStore* store) {
+  std::unique_ptr<Db> db;
+  {
+    std::unique_lock lock(store->readers_mu_);
+    store->readers_cv_.wait(lock, [store] { return !store->readers_.empty(); });
+    db = std::move(store->readers_.back());
+    store->readers_.pop_back();
+  }
+  Reader reader(store, std::move(db));
+  // One snapshot for every statement of the read (a job and its tasks agree).
+  RETURN_IF_ERROR(reader.db()->Exec("BEGIN"));
+  return reader;
+}
+
+JobStore::Reader::~Reader() {
+  if (!db_) return;
+  if (!sqlite3_get_autocommit(db_->raw())) db_->Exec("ROLLBACK").IgnoreError();
+  std::lock_guard lock(store_->readers_mu_);
+  store_->readers_.push_back(std::move(db_));
+  store_->readers_cv_.notify_one();
+}
+
+void JobStore::Bump() {
+  version_.fetch_add(1);
+  { std::lock_guard lock(change_mu_); }  // a waiter between its check and its wait sees it
+  change_cv_.notify_all();
+}
+
+int64_t JobStore::WaitForChange(int64_t seen, std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(change_mu_);
+  int64_t wakeups = wakeups_;
+  change_cv_.wait_until(lock, deadline,
+                        [&] { return version_.load() != seen || wakeups_ != wakeups; });
+  return version_.load();
+}
+
+void JobStore::WakeWaiters() {
+  {
+    std::lock_guard lock(change_mu_);
+    ++wakeups_;
+  }
+  change_cv_.notify_all();
 }
 
 absl::Status JobStore::Migrate() {
@@ -185,14 +240,14 @@ absl::StatusOr<v1::Job> JobStore::CreateJob(const v1::JobSpec& spec,
 }
 
 absl::StatusOr<v1::Job> JobStore::GetJob(const std::string& id, bool with_tasks) {
-  std::lock_guard lock(mu_);
-  return GetJobLocked(id, with_tasks);
+  ASSIGN_OR_RETURN(Reader reader, Reader::Take(this));
+  return GetJobOn(reader.db(), id, with_tasks);
 }
 
-absl::StatusOr<v1::Job> JobStore::GetJobLocked(const std::string& id, bool with_tasks) {
+absl::StatusOr<v1::Job> JobStore::GetJobOn(Db* db, const std::string& id, bool with_tasks) {
   ASSIGN_OR_RETURN(
       auto q,
-      db_->Prepare(
+      db->Prepare(
           "SELECT spec, state, error, created_ms, updated_ms, result_json, deadline_ms FROM jobs "
           "WHERE id = ?"));
   q.Bind(1, id);
@@ -212,8 +267,8 @@ absl::StatusOr<v1::Job> JobStore::GetJobLocked(const std::string& id, bool with_
   if (with_tasks) {
     ASSIGN_OR_RETURN(
         auto t,
-        db_->Prepare("SELECT id, kind, state, IFNULL(worker_id,''), result_json, attempts, error "
-                     "FROM tasks WHERE job_id = ? ORDER BY seq"));
+        db->Prepare("SELECT id, kind, state, IFNULL(worker_id,''), result_json, attempts, error "
+                    "FROM tasks WHERE job_id = ? ORDER BY seq"));
     t.Bind(1, id);
     while (true) {
       ASSIGN_OR_RETURN(bool more, t.Step());
@@ -232,28 +287,71 @@ absl::StatusOr<v1::Job> JobStore::GetJobLocked(const std::string& id, bool with_
   return job;
 }
 
-absl::StatusOr<std::vector<v1::Job>> JobStore::ListJobs(int limit, v1::JobState state) {
-  std::lock_guard lock(mu_);
-  if (limit <= 0 || limit > 10'000) limit = 100;
-  std::string sql = "SELECT id FROM jobs";
-  if (state != v1::JOB_STATE_UNSPECIFIED) sql += " WHERE state = ?";
-  sql += " ORDER BY created_ms DESC, id LIMIT ?";
-  ASSIGN_OR_RETURN(auto q, db_->Prepare(sql));
-  int i = 1;
-  if (state != v1::JOB_STATE_UNSPECIFIED) q.Bind(i++, int64_t{state});
-  q.Bind(i, int64_t{limit});
-  std::vector<std::string> ids;
+namespace {
+
+// A page token: "<created_ms>.<job id>" of the last job of the previous page.
+bool ParsePageToken(const std::string& token, int64_t* created_ms, std::string* id) {
+  auto dot = token.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 >= token.size() || token.size() > 160) {
+    return false;
+  }
+  if (!absl::SimpleAtoi(token.substr(0, dot), created_ms)) return false;
+  *id = token.substr(dot + 1);
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<JobPage> JobStore::ListJobs(const JobQuery& query) {
+  int limit = std::clamp(query.limit, 1, 10'000);
+  int64_t after_ms = 0;
+  std::string after_id;
+  if (!query.page_token.empty() && !ParsePageToken(query.page_token, &after_ms, &after_id)) {
+    return absl::InvalidArgumentError("page_token: not a token this server gave out");
+  }
+  ASSIGN_OR_RETURN(Reader reader, Reader::Take(this));
+  Db* db = reader.db();
+  // Only the filters asked for, so that a state filter walks jobs_by_state.
+  std::string sql = "SELECT id, created_ms FROM jobs WHERE 1";
+  if (query.state != v1::JOB_STATE_UNSPECIFIED) sql += " AND state = ?1";
+  if (query.kind != v1::JOB_KIND_UNSPECIFIED) sql += " AND kind = ?2";
+  if (!query.page_token.empty()) sql += " AND (created_ms < ?3 OR (created_ms = ?3 AND id > ?4))";
+  sql += " ORDER BY created_ms DESC, id LIMIT ?5";
+  ASSIGN_OR_RETURN(auto q, db->Prepare(sql));
+  if (query.state != v1::JOB_STATE_UNSPECIFIED) q.Bind(1, int64_t{query.state});
+  if (query.kind != v1::JOB_KIND_UNSPECIFIED) q.Bind(2, int64_t{query.kind});
+  if (!query.page_token.empty()) q.Bind(3, after_ms).Bind(4, after_id);
+  q.Bind(5, int64_t{limit} + 1);  // one more: is there a next page?
+  std::vector<std::pair<std::string, int64_t>> rows;
   while (true) {
     ASSIGN_OR_RETURN(bool row, q.Step());
     if (!row) break;
-    ids.push_back(q.Text(0));
+    rows.emplace_back(q.Text(0), q.Int(1));
   }
-  std::vector<v1::Job> jobs;
-  for (const auto& id : ids) {
-    ASSIGN_OR_RETURN(auto job, GetJobLocked(id, false));
-    jobs.push_back(std::move(job));
+  q.Reset();
+  JobPage page;
+  int64_t bytes = 0;
+  size_t i = 0;
+  for (; i < rows.size() && static_cast<int>(i) < limit; ++i) {
+    ASSIGN_OR_RETURN(auto job, GetJobOn(db, rows[i].first, false));
+    // Protobuf's repeated-field overhead: a tag and a length of up to 5 bytes.
+    int64_t size = static_cast<int64_t>(job.ByteSizeLong()) + 6;
+    if (query.max_bytes > 0 && !page.jobs.empty() && bytes + size > query.max_bytes) break;
+    bytes += size;
+    page.jobs.push_back(std::move(job));
   }
-  return jobs;
+  if (i < rows.size()) {
+    page.next_page_token = absl::StrCat(rows[i - 1].second, ".", rows[i - 1].first);
+  }
+  return page;
+}
+
+absl::StatusOr<std::vector<v1::Job>> JobStore::ListJobs(int limit, v1::JobState state) {
+  JobQuery query;
+  query.limit = limit <= 0 ? 100 : limit;
+  query.state = state;
+  ASSIGN_OR_RETURN(JobPage page, ListJobs(query));
+  return std::move(page.jobs);
 }
 
 absl::StatusOr<v1::Job> JobStore::CancelJob(const std::string& id, int64_t now_ms) {
@@ -308,9 +406,10 @@ absl::StatusOr<std::vector<std::string>> JobStore::FailOverdueJobs(int64_t now_m
 }
 
 absl::StatusOr<int64_t> JobStore::CountActiveJobs(const std::string& client) {
-  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Reader reader, Reader::Take(this));
+  Db* db = reader.db();
   ASSIGN_OR_RETURN(auto q,
-                   db_->Prepare("SELECT COUNT(*) FROM jobs WHERE client = ? AND state IN (?, ?)"));
+                   db->Prepare("SELECT COUNT(*) FROM jobs WHERE client = ? AND state IN (?, ?)"));
   q.Bind(1, client).Bind(2, int64_t{v1::JOB_STATE_QUEUED}).Bind(3, int64_t{v1::JOB_STATE_RUNNING});
   ASSIGN_OR_RETURN(bool row, q.Step());
   return row ? q.Int(0) : 0;
@@ -342,12 +441,13 @@ absl::StatusOr<std::string> JobStore::RegisterWorker(const v1::Inventory& invent
 
 absl::StatusOr<std::vector<v1::WorkerInfo>> JobStore::ListWorkers(int64_t now_ms,
                                                                   int64_t alive_ms) {
-  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Reader reader, Reader::Take(this));
+  Db* db = reader.db();
   ASSIGN_OR_RETURN(
       auto q,
-      db_->Prepare("SELECT w.id, w.inventory, w.last_heartbeat_ms, w.healthy, "
-                   "(SELECT COUNT(*) FROM tasks t WHERE t.worker_id = w.id AND t.state = 'leased') "
-                   "FROM workers w ORDER BY w.registered_ms, w.id"));
+      db->Prepare("SELECT w.id, w.inventory, w.last_heartbeat_ms, w.healthy, "
+                  "(SELECT COUNT(*) FROM tasks t WHERE t.worker_id = w.id AND t.state = 'leased') "
+                  "FROM workers w ORDER BY w.registered_ms, w.id"));
   std::vector<v1::WorkerInfo> out;
   while (true) {
     ASSIGN_OR_RETURN(bool row, q.Step());
@@ -364,10 +464,11 @@ absl::StatusOr<std::vector<v1::WorkerInfo>> JobStore::ListWorkers(int64_t now_ms
 }
 
 absl::StatusOr<std::vector<std::string>> JobStore::AliveWorkers(int64_t now_ms, int64_t alive_ms) {
-  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Reader reader, Reader::Take(this));
+  Db* db = reader.db();
   ASSIGN_OR_RETURN(
       auto q,
-      db_->Prepare(
+      db->Prepare(
           "SELECT id FROM workers WHERE healthy = 1 AND last_heartbeat_ms >= ? ORDER BY id"));
   q.Bind(1, now_ms - alive_ms);
   std::vector<std::string> ids;
@@ -636,8 +737,9 @@ absl::StatusOr<int64_t> JobStore::CountRows(const std::string& table) {
   bool known = false;
   for (const char* t : kTables) known |= table == t;
   if (!known) return absl::InvalidArgumentError(absl::StrCat("no table ", table));
-  std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(auto q, db_->Prepare(absl::StrCat("SELECT COUNT(*) FROM ", table)));
+  ASSIGN_OR_RETURN(Reader reader, Reader::Take(this));
+  Db* db = reader.db();
+  ASSIGN_OR_RETURN(auto q, db->Prepare(absl::StrCat("SELECT COUNT(*) FROM ", table)));
   ASSIGN_OR_RETURN(bool row, q.Step());
   return row ? q.Int(0) : 0;
 }
@@ -674,9 +776,9 @@ absl::StatusOr<std::string> JobStore::AddTask(const std::string& job_id, const N
 }
 
 absl::StatusOr<JobStore::TaskState> JobStore::GetTask(const std::string& task_id) {
-  std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(auto q,
-                   db_->Prepare("SELECT state, result_json, error FROM tasks WHERE id = ?"));
+  ASSIGN_OR_RETURN(Reader reader, Reader::Take(this));
+  Db* db = reader.db();
+  ASSIGN_OR_RETURN(auto q, db->Prepare("SELECT state, result_json, error FROM tasks WHERE id = ?"));
   q.Bind(1, task_id);
   ASSIGN_OR_RETURN(bool row, q.Step());
   if (!row) return absl::NotFoundError(absl::StrCat("task ", task_id, " does not exist"));
@@ -725,10 +827,11 @@ absl::Status JobStore::FinishJob(const std::string& job_id, bool ok, const std::
 }
 
 absl::StatusOr<std::vector<JobStore::StepRow>> JobStore::ListTrajectory(const std::string& job_id) {
-  std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT step, candidate_id, action, detail_json, reward, "
-                                        "created_ms FROM trajectory_steps WHERE job_id = ? "
-                                        "ORDER BY step"));
+  ASSIGN_OR_RETURN(Reader reader, Reader::Take(this));
+  Db* db = reader.db();
+  ASSIGN_OR_RETURN(auto q, db->Prepare("SELECT step, candidate_id, action, detail_json, reward, "
+                                       "created_ms FROM trajectory_steps WHERE job_id = ? "
+                                       "ORDER BY step"));
   q.Bind(1, job_id);
   std::vector<StepRow> out;
   while (true) {
@@ -744,10 +847,11 @@ absl::StatusOr<std::vector<JobStore::StepRow>> JobStore::ListTrajectory(const st
 
 absl::StatusOr<std::vector<JobStore::CandidateRow>> JobStore::ListCandidates(
     const std::string& job_id) {
-  std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT id, job_id, parent_id, source, detail_json, "
-                                        "created_ms FROM candidates WHERE job_id = ? "
-                                        "ORDER BY created_ms, rowid"));
+  ASSIGN_OR_RETURN(Reader reader, Reader::Take(this));
+  Db* db = reader.db();
+  ASSIGN_OR_RETURN(auto q, db->Prepare("SELECT id, job_id, parent_id, source, detail_json, "
+                                       "created_ms FROM candidates WHERE job_id = ? "
+                                       "ORDER BY created_ms, rowid"));
   q.Bind(1, job_id);
   std::vector<CandidateRow> out;
   while (true) {
@@ -779,12 +883,13 @@ absl::StatusOr<std::string> JobStore::AddArtifact(const std::string& candidate_i
 
 absl::StatusOr<std::vector<JobStore::ArtifactRow>> JobStore::ListArtifacts(
     const std::string& job_id, const std::string& candidate_id) {
-  std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT a.id, a.candidate_id, a.target, a.kind, a.bytes, "
-                                        "a.metadata_json, a.created_ms FROM artifacts a "
-                                        "JOIN candidates c ON c.id = a.candidate_id "
-                                        "WHERE c.job_id = ?1 AND (?2 = '' OR a.candidate_id = ?2) "
-                                        "ORDER BY a.created_ms, a.rowid"));
+  ASSIGN_OR_RETURN(Reader reader, Reader::Take(this));
+  Db* db = reader.db();
+  ASSIGN_OR_RETURN(auto q, db->Prepare("SELECT a.id, a.candidate_id, a.target, a.kind, a.bytes, "
+                                       "a.metadata_json, a.created_ms FROM artifacts a "
+                                       "JOIN candidates c ON c.id = a.candidate_id "
+                                       "WHERE c.job_id = ?1 AND (?2 = '' OR a.candidate_id = ?2) "
+                                       "ORDER BY a.created_ms, a.rowid"));
   q.Bind(1, job_id).Bind(2, candidate_id);
   std::vector<ArtifactRow> out;
   while (true) {

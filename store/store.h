@@ -14,10 +14,24 @@
 // their order in the job), through an index, so a lease costs the same with
 // 10 or 10,000 tasks queued.
 //
-// Thread safety: all methods are thread-safe (one connection, one mutex).
+// Reads and writes: writes go through one connection under a mutex; reads
+// (GetJob, ListJobs, the dashboard's queries, the planner's polls) take one
+// of `StoreOptions::readers` query-only connections, each in its own read
+// transaction, so under WAL a long listing never holds up a lease, a report
+// or another read, and a write never waits for a reader.
+//
+// Changes: every committed write bumps version(); WaitForChange() blocks on a
+// condition variable until it moves, so waiters (long-polling leases,
+// WatchJob streams, planner threads waiting for a result) cost nothing while
+// nothing happens.
+//
+// Thread safety: all methods are thread-safe.
 #ifndef ARGUS_STORE_STORE_H_
 #define ARGUS_STORE_STORE_H_
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -45,6 +59,23 @@ struct NewTask {
 struct StoreOptions {
   int64_t lease_ms = 30'000;
   int max_attempts = 3;
+  int readers = 4;  // read connections (a read waits only when all are busy)
+};
+
+// What ListJobs returns: one page, newest first.
+struct JobQuery {
+  v1::JobState state = v1::JOB_STATE_UNSPECIFIED;  // UNSPECIFIED: any
+  v1::JobKind kind = v1::JOB_KIND_UNSPECIFIED;     // UNSPECIFIED: any
+  int limit = 100;                                 // clamped to [1, 10,000]
+  // A previous page's next_page_token: the page starts after that job.
+  std::string page_token;
+  // The page ends before its jobs' serialized size would pass this (0: no
+  // bound); it always holds at least one job, so paging always progresses.
+  int64_t max_bytes = 0;
+};
+struct JobPage {
+  std::vector<v1::Job> jobs;    // without tasks
+  std::string next_page_token;  // empty: no more jobs
 };
 
 class JobStore {
@@ -56,6 +87,9 @@ class JobStore {
   absl::StatusOr<v1::Job> CreateJob(const v1::JobSpec& spec, const std::vector<NewTask>& tasks,
                                     int64_t now_ms, int64_t deadline_ms);
   absl::StatusOr<v1::Job> GetJob(const std::string& id, bool with_tasks = true);
+  // A malformed page token is kInvalidArgument.
+  absl::StatusOr<JobPage> ListJobs(const JobQuery& query);
+  // The first page of up to `limit` jobs in `state`.
   absl::StatusOr<std::vector<v1::Job>> ListJobs(int limit, v1::JobState state);
   absl::StatusOr<v1::Job> CancelJob(const std::string& id, int64_t now_ms);
   // Fails jobs whose deadline has passed; returns their ids.
@@ -117,8 +151,13 @@ class JobStore {
   // dashboard's plot both read them here).
   absl::StatusOr<std::vector<StepRow>> ListTrajectory(const std::string& job_id);
 
-  // Increases whenever anything changes; watchers poll it cheaply.
+  // Increases whenever anything changes.
   int64_t version() const { return version_.load(); }
+  // Blocks until version() differs from `seen`, WakeWaiters() is called or
+  // `deadline` passes; returns version().
+  int64_t WaitForChange(int64_t seen, std::chrono::steady_clock::time_point deadline);
+  // Wakes every WaitForChange() (e.g. at shutdown, so waiters see it at once).
+  void WakeWaiters();
 
   // Read-only queries for the dashboard and result tools (clients/).
   struct CandidateRow {
@@ -144,12 +183,31 @@ class JobStore {
                                                          const std::string& candidate_id);
 
  private:
+  // A read connection, held for one read transaction (a consistent snapshot).
+  class Reader {
+   public:
+    static absl::StatusOr<Reader> Take(JobStore* store);
+    Reader(Reader&& other) noexcept : store_(other.store_), db_(std::move(other.db_)) {}
+    ~Reader();
+    Db* db() { return db_.get(); }
+
+   private:
+    Reader(JobStore* store, std::unique_ptr<Db> db) : store_(store), db_(std::move(db)) {}
+    JobStore* store_;
+    std::unique_ptr<Db> db_;
+  };
+
   JobStore(std::unique_ptr<Db> db, StoreOptions options) : db_(std::move(db)), options_(options) {}
   absl::Status Migrate();
-  absl::StatusOr<v1::Job> GetJobLocked(const std::string& id, bool with_tasks);
+  absl::Status OpenReaders(const std::string& path);
+  // Reads a job on `db` (the writer under mu_, or a Reader's).
+  static absl::StatusOr<v1::Job> GetJobOn(Db* db, const std::string& id, bool with_tasks);
+  absl::StatusOr<v1::Job> GetJobLocked(const std::string& id, bool with_tasks) {
+    return GetJobOn(db_.get(), id, with_tasks);
+  }
   absl::Status FinishJobIfDoneLocked(const std::string& job_id, int64_t now_ms);
   absl::StatusOr<int> ExpireLeasesLocked(int64_t now_ms);
-  void Bump() { version_.fetch_add(1); }
+  void Bump();
 
   std::mutex mu_;
   std::unique_ptr<Db> db_;
@@ -157,6 +215,12 @@ class JobStore {
   std::atomic<int64_t> version_{0};
   static constexpr int64_t kExpireEveryMs = 100;
   int64_t last_expire_ms_ = 0;  // guarded by mu_
+  std::mutex readers_mu_;
+  std::condition_variable readers_cv_;
+  std::vector<std::unique_ptr<Db>> readers_;  // the idle ones; guarded by readers_mu_
+  std::mutex change_mu_;
+  std::condition_variable change_cv_;
+  int64_t wakeups_ = 0;  // guarded by change_mu_
 };
 
 // A fresh random id with a prefix, e.g. "j-3f9a0c1d2b4e5f60".

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <thread>
 
 namespace argus::store {
 namespace {
@@ -242,6 +244,63 @@ TEST_CASE("a v1 store is migrated to v2 on open and keeps its queue", "[store]")
   REQUIRE(t.ok());
   REQUIRE(t->has_value());
   CHECK((*t)->job_id() == job_id);
+}
+
+TEST_CASE("ListJobs pages by count and bytes, filters by kind, and always progresses", "[store]") {
+  auto store = JobStore::Open(TempDb());
+  REQUIRE(store.ok());
+  v1::JobSpec tune = Probe();
+  tune.set_kind(v1::JOB_KIND_TUNE);
+  tune.set_source(std::string(1000, 's'));
+  for (int i = 0; i < 10; ++i) {
+    // Equal creation times too: the id breaks the tie, and no job is lost.
+    REQUIRE((*store)->CreateJob(i % 2 ? tune : Probe(), {}, 100 + i / 3, 0).ok());
+  }
+  auto walk = [&](JobQuery q) {
+    std::vector<std::string> ids;
+    int pages = 0;
+    while (true) {
+      auto page = (*store)->ListJobs(q);
+      REQUIRE(page.ok());
+      REQUIRE(!page->jobs.empty());
+      ++pages;
+      for (const auto& j : page->jobs) ids.push_back(j.id());
+      if (page->next_page_token.empty()) break;
+      q.page_token = page->next_page_token;
+    }
+    std::set<std::string> distinct(ids.begin(), ids.end());
+    CHECK(distinct.size() == ids.size());
+    return std::pair{ids.size(), pages};
+  };
+  CHECK(walk({.limit = 3}) == std::pair<size_t, int>{10, 4});
+  CHECK(walk({.kind = v1::JOB_KIND_TUNE, .limit = 2}) == std::pair<size_t, int>{5, 3});
+  // A byte budget smaller than one job: one job a page, never none.
+  CHECK(walk({.limit = 100, .max_bytes = 10}) == std::pair<size_t, int>{10, 10});
+  CHECK((*store)->ListJobs(JobQuery{.page_token = "nonsense"}).status().code() ==
+        absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("WaitForChange sleeps until a write, and WakeWaiters ends it", "[store]") {
+  auto store = JobStore::Open(TempDb());
+  REQUIRE(store.ok());
+  int64_t v = (*store)->version();
+  auto t0 = std::chrono::steady_clock::now();
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    REQUIRE((*store)->CreateJob(Probe(), {}, 1, 0).ok());
+  });
+  int64_t after = (*store)->WaitForChange(v, t0 + std::chrono::seconds(10));
+  writer.join();
+  CHECK(after > v);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+  std::thread waker([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    (*store)->WakeWaiters();
+  });
+  t0 = std::chrono::steady_clock::now();
+  CHECK((*store)->WaitForChange(after, t0 + std::chrono::seconds(10)) == after);
+  waker.join();
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
 }
 
 }  // namespace

@@ -17,8 +17,11 @@ int main(int argc, char** argv) {
   flags.Int("max_solver_timeout_ms", &max_timeout_ms, "the most a request may ask for");
   flags.Int("default_deadline_ms", &o.default_deadline_ms,
             "budget of a request that sets no deadline");
+  flags.Int("max_request_ms", &o.max_request_ms,
+            "the most time one request may take, whatever deadline its client sets");
   if (auto rc = argus::ParseDaemonFlags("argus-verifier", flags, argc, argv)) return *rc;
-  if (timeout_ms < 1 || max_timeout_ms < timeout_ms || o.default_deadline_ms < 1) {
+  if (timeout_ms < 1 || max_timeout_ms < timeout_ms || o.default_deadline_ms < 1 ||
+      o.max_request_ms < 1) {
     std::cerr << "argus-verifier: bad arguments (see --help)\n";
     return 2;
   }

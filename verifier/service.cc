@@ -9,6 +9,9 @@
 namespace argus::verifier {
 namespace {
 
+constexpr size_t kMaxNameBytes = 256;  // file_name, kernel
+constexpr int kMaxEntries = 256;       // constants, dims
+
 v1::Diagnostic::Severity Sev(Severity s) {
   switch (s) {
     case Severity::kViolation:
@@ -65,6 +68,21 @@ grpc::Status VerifierServiceImpl::Verify(grpc::ServerContext* ctx, const v1::Ver
                         absl::StrCat("source is ", req->source().size(), " bytes; the limit is ",
                                      opt_.max_source_bytes));
   }
+  for (auto [field, value] :
+       {std::pair{"file_name", &req->file_name()}, {"kernel", &req->kernel()}}) {
+    if (value->size() > kMaxNameBytes) {
+      return grpc::Status(
+          grpc::StatusCode::INVALID_ARGUMENT,
+          absl::StrCat(field, ": ", value->size(), " bytes, the limit is ", kMaxNameBytes));
+    }
+  }
+  for (auto [field, n] :
+       {std::pair{"constants", req->constants_size()}, {"dims", req->dims_size()}}) {
+    if (n > kMaxEntries) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          absl::StrCat(field, ": ", n, " entries, the limit is ", kMaxEntries));
+    }
+  }
   if (req->solver_timeout_ms() < 0) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "solver_timeout_ms must be >= 0");
   }
@@ -80,14 +98,19 @@ grpc::Status VerifierServiceImpl::Verify(grpc::ServerContext* ctx, const v1::Ver
   }
   int t = req->solver_timeout_ms() == 0 ? opt_.default_solver_timeout_ms : req->solver_timeout_ms();
   vo.solver_timeout_ms = static_cast<unsigned>(std::clamp(t, 1, opt_.max_solver_timeout_ms));
-  int64_t budget = opt_.default_deadline_ms;
+  // The server's cap bounds the budget; the client's deadline can only cut it.
+  int64_t budget = std::min(opt_.default_deadline_ms, opt_.max_request_ms);
   auto deadline = ctx->deadline();
   if (deadline != std::chrono::system_clock::time_point::max()) {
-    budget = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                   std::chrono::system_clock::now())
-                 .count();
-    if (budget <= 0)
+    auto left = deadline - std::chrono::system_clock::now();
+    if (left <= std::chrono::milliseconds(0))
       return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "deadline already passed");
+    if (left < std::chrono::milliseconds(opt_.max_request_ms)) {
+      budget = std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
+    } else {
+      budget = opt_.max_request_ms;
+    }
+    budget = std::max<int64_t>(budget, 1);
   }
   vo.deadline_ms = budget;
   vo.kernel = req->kernel();

@@ -3,10 +3,15 @@
 //
 // Each request compiles the source with its constants and verifies it with a
 // per-obligation Z3 budget (request.solver_timeout_ms, clamped to
-// [1, max_solver_timeout_ms]) and a total budget from the request's deadline:
-// obligations not decided in time are "unknown", never "proved". Input errors
-// come back as an ERROR diagnostic in an OK response; oversized requests are
-// INVALID_ARGUMENT. Nothing a request contains can take the service down.
+// [1, max_solver_timeout_ms]) and a total budget that the server sets: the
+// request's deadline may shorten it, never lengthen it past
+// `max_request_ms` (a request with no deadline gets
+// min(default_deadline_ms, max_request_ms)). Obligations not decided in
+// time are "unknown", never "proved"; Z3 is stopped by our watchdog
+// (Z3_interrupt, verifier/solver.h), not by its own timeout. Input errors
+// come back as an ERROR diagnostic in an OK response; oversized requests and
+// fields are INVALID_ARGUMENT naming the field and its limit. Nothing a
+// request contains can take the service down.
 //
 // Thread safety: VerifierServiceImpl is called concurrently by gRPC; it keeps
 // no mutable state (the verifier's cache is internally synchronised).
@@ -30,6 +35,7 @@ struct ServiceOptions {
   int max_solver_timeout_ms = 60000;
   int64_t max_source_bytes = 1 << 20;
   int64_t default_deadline_ms = 60000;  // when the request sets none
+  int64_t max_request_ms = 30000;       // the most one request may run, whatever its deadline
 };
 
 class VerifierServiceImpl final : public v1::VerifierService::Service {

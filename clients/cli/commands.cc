@@ -332,6 +332,7 @@ int List(const std::string& verb, const std::vector<std::string>& args) {
   std::vector<std::string> pos;
   if (int rc = ParseVerb(flags, verb, args, g, &pos); rc >= 0) return rc;
   if (!pos.empty()) return Usage(verb, "unexpected argument '" + pos[0] + "'");
+  if (limit < 1 || limit > 1'000'000) return Usage(verb, "--limit: must be in [1, 1000000]");
   v1::ListJobsRequest req;
   req.set_limit(static_cast<int32_t>(limit));
   if (!state.empty()) {
@@ -345,7 +346,19 @@ int List(const std::string& verb, const std::vector<std::string>& args) {
   return CallAndPrint<v1::ListJobsResponse>(
       verb, g, "list",
       [&](auto* stub, auto* ctx, v1::ListJobsResponse* resp) {
-        return stub->ListJobs(ctx, req, resp);
+        // The server pages its answer (a page ends early rather than grow
+        // past the message budget): follow the pages up to --limit.
+        while (true) {
+          v1::ListJobsResponse page;
+          req.set_limit(static_cast<int32_t>(limit - resp->jobs_size()));
+          grpc::ClientContext page_ctx;  // a context serves one call
+          page_ctx.set_deadline(ctx->deadline());
+          grpc::Status st = stub->ListJobs(&page_ctx, req, &page);
+          if (!st.ok()) return st;
+          for (auto& j : *page.mutable_jobs()) *resp->add_jobs() = std::move(j);
+          if (page.next_page_token().empty() || resp->jobs_size() >= limit) return st;
+          req.set_page_token(page.next_page_token());
+        }
       },
       [](const v1::ListJobsResponse& resp) {
         for (const auto& j : resp.jobs()) std::printf("%s\n", JobRow(j).c_str());

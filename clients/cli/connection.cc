@@ -1,6 +1,7 @@
 #include "clients/cli/connection.h"
 
 #include <cstdlib>
+#include <iostream>
 #include <optional>
 #include <thread>
 
@@ -59,6 +60,7 @@ absl::StatusOr<v1::Job> Connection::Submit(const v1::JobSpec& spec) {
   auto ctx = Context();
   grpc::Status st = jobs_->SubmitJob(ctx.get(), req, &resp);
   if (!st.ok()) return Failed("submit", st);
+  for (const auto& notice : resp.notices()) std::cerr << "argus: note: " << notice << "\n";
   return resp.job();
 }
 
@@ -112,6 +114,19 @@ absl::StatusOr<v1::Job> Connection::Watch(const std::string& id,
     if (st.ok()) {
       // The stream ended cleanly; the job must have finished.
       return Get(id);
+    }
+    if (st.error_code() == grpc::RESOURCE_EXHAUSTED) {
+      // The server's streams are all taken (--max_watchers): poll instead.
+      auto job = Get(id);
+      if (!job.ok()) return job.status();
+      v1::JobEvent polled;
+      polled.set_job_id(id);
+      polled.set_state(job->state());
+      *polled.mutable_job() = *job;
+      on_event(polled);
+      if (JobFinished(job->state())) return *job;
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      continue;
     }
     if (st.error_code() != grpc::UNAVAILABLE) return Failed("watch " + id, st);
     // The server went away: reconnect and resume.

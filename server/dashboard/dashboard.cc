@@ -232,16 +232,24 @@ Response Dashboard::JobsJson(const Request& req) {
       return JsonError(400, "limit must be a positive number");
     limit = std::min(v, options_.max_jobs);
   }
-  // The kind filter runs here; fetch more so that it still fills the limit.
-  auto jobs = store_->ListJobs(kind == v1::JOB_KIND_UNSPECIFIED ? limit : 10'000, state);
-  if (!jobs.ok()) return JsonError(500, std::string(jobs.status().message()));
-  json list = json::array();
-  for (const auto& job : *jobs) {
-    if (kind != v1::JOB_KIND_UNSPECIFIED && job.spec().kind() != kind) continue;
-    if (static_cast<int>(list.size()) >= limit) break;
-    list.push_back(JobSummary(job));
+  // Filters run in the store, on a read connection: a listing never holds
+  // up the job and worker services.
+  store::JobQuery query;
+  query.state = state;
+  query.kind = kind;
+  query.limit = limit;
+  query.page_token = req.Query("page_token");
+  auto page = store_->ListJobs(query);
+  if (!page.ok()) {
+    return JsonError(page.status().code() == absl::StatusCode::kInvalidArgument ? 400 : 500,
+                     std::string(page.status().message()));
   }
-  return Response::Json(200, json{{"jobs", list}, {"version", store_->version()}}.dump());
+  json list = json::array();
+  for (const auto& job : page->jobs) list.push_back(JobSummary(job));
+  return Response::Json(200, json{{"jobs", list},
+                                  {"next_page_token", page->next_page_token},
+                                  {"version", store_->version()}}
+                                 .dump());
 }
 
 Response Dashboard::JobJson(const std::string& id) {

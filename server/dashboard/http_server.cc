@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -272,7 +273,7 @@ absl::StatusOr<std::string> Server::Start(const std::string& listen) {
   }
   std::string error = "no address";
   for (addrinfo* ai = res; ai; ai = ai->ai_next) {
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
     if (fd < 0) continue;
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -295,7 +296,7 @@ absl::StatusOr<std::string> Server::Start(const std::string& listen) {
   if (pipe2(wake_pipe_, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
   }
-  acceptor_ = std::thread([this] { AcceptLoop(); });
+  acceptor_ = std::thread([this] { EventLoop(); });
   for (int i = 0; i < std::max(1, options_.threads); ++i) {
     pool_.emplace_back([this] { WorkLoop(); });
   }
@@ -314,7 +315,7 @@ void Server::Shutdown() {
   for (auto& t : pool_) {
     if (t.joinable()) t.join();
   }
-  for (int fd : pending_) close(fd);
+  for (const Ready& r : pending_) CloseConnection(r.fd);
   pending_.clear();
   if (listen_fd_ >= 0) close(listen_fd_);
   for (int& fd : wake_pipe_) {
@@ -324,70 +325,154 @@ void Server::Shutdown() {
   listen_fd_ = -1;
 }
 
-void Server::AcceptLoop() {
-  while (!stopping_.load()) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_pipe_[0], POLLIN, 0}};
-    int r = poll(fds, 2, 1000);
-    if (r < 0 && errno != EINTR) break;
-    if (r <= 0 || (fds[1].revents & POLLIN)) continue;
-    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+namespace {
+
+// Whether `buf` holds a whole request: its head and the body its
+// Content-Length announces. A head too large or unparsable, or a body over
+// the limit, is "whole" too: the pool thread answers it with its error.
+bool RequestComplete(const std::string& buf, const ServerOptions& o) {
+  size_t head_end = buf.find("\r\n\r\n");
+  if (head_end == std::string::npos) return buf.size() > static_cast<size_t>(o.max_header_bytes);
+  if (head_end > static_cast<size_t>(o.max_header_bytes)) return true;
+  Request req;
+  ParseError err;
+  if (!ParseRequestHead(buf.substr(0, head_end), &req, &err)) return true;
+  uint64_t length = 0;
+  if (auto cl = req.Header("content-length"); !cl.empty()) (void)absl::SimpleAtoi(cl, &length);
+  if (length > static_cast<uint64_t>(o.max_body_bytes)) return true;
+  return buf.size() - head_end - 4 >= length;
+}
+
+}  // namespace
+
+void Server::CloseConnection(int fd) {
+  close(fd);
+  open_.fetch_sub(1);
+}
+
+void Server::AcceptAll(std::vector<Incoming>* conns) {
+  while (true) {
+    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
-      if (errno == EMFILE || errno == ENFILE)
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      continue;
+      if (errno == EINTR) continue;
+      if (errno == EMFILE || errno == ENFILE) {
+        // Out of descriptors: the oldest unfinished request makes room.
+        if (conns->empty()) return;
+        CloseConnection(conns->front().fd);
+        conns->erase(conns->begin());
+        continue;
+      }
+      return;  // EAGAIN: none left
     }
-    std::unique_lock lock(mu_);
-    if (static_cast<int>(pending_.size()) >= options_.max_pending) {
-      lock.unlock();
-      WriteAll(fd, SerializeResponse(Response::Text(503, "server busy\n"), false), 200);
-      close(fd);
-      continue;
+    open_.fetch_add(1);
+    if (open_.load() > options_.max_connections) {
+      if (!conns->empty()) {
+        // The oldest connection still sending its request has had the most
+        // time: it goes, so that a flood of idle connections cannot lock out
+        // a client that sends its request at once.
+        CloseConnection(conns->front().fd);
+        conns->erase(conns->begin());
+      } else {
+        WriteAll(fd, SerializeResponse(Response::Text(503, "server busy\n"), false), 200);
+        CloseConnection(fd);
+        continue;
+      }
     }
-    pending_.push_back(fd);
-    cv_.notify_one();
+    conns->push_back({fd, NowMs() + options_.read_timeout_ms, {}});
   }
+}
+
+void Server::Enqueue(Ready ready) {
+  std::unique_lock lock(mu_);
+  if (static_cast<int>(pending_.size()) >= options_.max_pending) {
+    lock.unlock();
+    WriteAll(ready.fd, SerializeResponse(Response::Text(503, "server busy\n"), false), 200);
+    CloseConnection(ready.fd);
+    return;
+  }
+  pending_.push_back(std::move(ready));
+  cv_.notify_one();
+}
+
+void Server::EventLoop() {
+  std::vector<Incoming> conns;  // oldest first
+  std::vector<pollfd> fds;
+  char chunk[4096];
+  while (!stopping_.load()) {
+    fds.assign({{listen_fd_, POLLIN, 0}, {wake_pipe_[0], POLLIN, 0}});
+    int64_t now = NowMs();
+    int64_t timeout = 1000;
+    for (const Incoming& c : conns) {
+      fds.push_back({c.fd, POLLIN, 0});
+      timeout = std::min(timeout, std::max<int64_t>(0, c.deadline_ms - now));
+    }
+    int r = poll(fds.data(), fds.size(), static_cast<int>(timeout));
+    if (r < 0 && errno != EINTR) break;
+    now = NowMs();
+    std::vector<Incoming> waiting;
+    for (size_t i = 0; i < conns.size(); ++i) {
+      Incoming& c = conns[i];
+      bool closed = false, complete = false;
+      if (r > 0 && fds[i + 2].revents != 0) {
+        while (true) {  // drain what has arrived
+          ssize_t n = recv(c.fd, chunk, sizeof(chunk), MSG_DONTWAIT);
+          if (n > 0) {
+            c.buf.append(chunk, static_cast<size_t>(n));
+            if (c.buf.size() > static_cast<size_t>(options_.max_header_bytes) +
+                                   static_cast<size_t>(options_.max_body_bytes) + 4) {
+              break;
+            }
+            continue;
+          }
+          if (n < 0 && errno == EINTR) continue;
+          closed = n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+          break;
+        }
+        complete = RequestComplete(c.buf, options_);
+      }
+      if (complete) {
+        Enqueue({c.fd, std::move(c.buf), false});
+      } else if (closed || (now >= c.deadline_ms && c.buf.empty())) {
+        CloseConnection(c.fd);  // gone, or idle past the deadline: nothing to answer
+      } else if (now >= c.deadline_ms) {
+        Enqueue({c.fd, std::move(c.buf), true});
+      } else {
+        waiting.push_back(std::move(c));
+      }
+    }
+    conns.swap(waiting);
+    if (r > 0 && (fds[0].revents & POLLIN)) AcceptAll(&conns);
+  }
+  for (const Incoming& c : conns) CloseConnection(c.fd);
 }
 
 void Server::WorkLoop() {
   while (true) {
-    int fd;
+    Ready ready;
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [this] { return stopping_.load() || !pending_.empty(); });
       if (pending_.empty()) return;
-      fd = pending_.front();
+      ready = std::move(pending_.front());
       pending_.pop_front();
     }
-    Serve(fd);
-    close(fd);
+    Serve(ready);
+    CloseConnection(ready.fd);
   }
 }
 
-void Server::Serve(int fd) {
-  int64_t deadline = NowMs() + options_.read_timeout_ms;
+void Server::Serve(const Ready& ready) {
+  int fd = ready.fd;
   auto reply = [&](const Response& r, bool head_only = false) {
     WriteAll(fd, SerializeResponse(r, head_only), options_.write_timeout_ms);
   };
-  std::string buf;
-  size_t head_end = std::string::npos;
-  char chunk[4096];
-  while (true) {
-    head_end = buf.find("\r\n\r\n");
-    if (head_end != std::string::npos) break;
+  const std::string& buf = ready.buf;
+  size_t head_end = buf.find("\r\n\r\n");
+  if (head_end == std::string::npos || head_end > static_cast<size_t>(options_.max_header_bytes)) {
     if (buf.size() > static_cast<size_t>(options_.max_header_bytes)) {
       return reply(Response::Text(431, "request head too large\n"));
     }
-    if (!WaitFd(fd, POLLIN, deadline)) {
-      if (!buf.empty()) reply(Response::Text(408, "request timed out\n"));
-      return;
-    }
-    ssize_t n = recv(fd, chunk, sizeof(chunk), MSG_DONTWAIT);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
-    if (n <= 0) return;  // the client went away
-    buf.append(chunk, static_cast<size_t>(n));
-  }
-  if (head_end > static_cast<size_t>(options_.max_header_bytes)) {
-    return reply(Response::Text(431, "request head too large\n"));
+    return reply(Response::Text(408, "request timed out\n"));
   }
   Request req;
   ParseError err;
@@ -399,15 +484,8 @@ void Server::Serve(int fd) {
   if (length > static_cast<uint64_t>(options_.max_body_bytes)) {
     return reply(Response::Text(413, "request body too large\n"));
   }
-  req.body = buf.substr(head_end + 4);
-  while (req.body.size() < length) {
-    if (!WaitFd(fd, POLLIN, deadline)) return reply(Response::Text(408, "request timed out\n"));
-    ssize_t n = recv(fd, chunk, sizeof(chunk), MSG_DONTWAIT);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
-    if (n <= 0) return;
-    req.body.append(chunk, static_cast<size_t>(n));
-  }
-  req.body.resize(length);
+  if (buf.size() - head_end - 4 < length) return reply(Response::Text(408, "request timed out\n"));
+  req.body = buf.substr(head_end + 4, length);
   bool head_only = req.method == "HEAD";
   Response resp;
   try {

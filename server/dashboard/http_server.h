@@ -2,12 +2,18 @@
 //
 // Serves one handler function. Every connection carries one request and is
 // closed after the response (Connection: close), which keeps the parser
-// simple and makes a slow or hostile client cost one pool thread for at most
-// `read_timeout_ms`. Bounded everywhere: the request line and headers
-// (`max_header_bytes`, else 431), the body (`max_body_bytes`, else 413), the
-// number of waiting connections (else 503). Malformed requests get 400,
-// unsupported transfer encodings 501, unsupported versions 505; garbage never
-// crashes or hangs the server.
+// simple. One event-loop thread accepts connections and reads requests
+// (poll, non-blocking sockets); only a complete request goes to a pool
+// thread, so idle or slow (slowloris) connections cost a file descriptor,
+// never a thread. A request must arrive whole within `read_timeout_ms` of
+// the connection (else 408); at most `max_connections` are open at once, and
+// one past it closes the oldest connection still sending its request (a
+// fresh client is served; a flood evicts itself). Bounded everywhere: the
+// request line and headers (`max_header_bytes`, else 431), the body
+// (`max_body_bytes`, else 413), the complete requests waiting for a thread
+// (`max_pending`, else 503). Malformed requests get 400, unsupported transfer
+// encodings 501, unsupported versions 505; garbage never crashes or hangs the
+// server.
 //
 // Thread safety: Start/Shutdown from one thread. The handler is called from
 // pool threads concurrently and must be thread-safe.
@@ -56,10 +62,11 @@ using Handler = std::function<Response(const Request&)>;
 
 struct ServerOptions {
   int threads = 4;
-  int max_pending = 64;  // accepted connections waiting for a thread
+  int max_pending = 64;       // complete requests waiting for a thread
+  int max_connections = 256;  // open connections (reading, waiting or being served)
   int max_header_bytes = 16 * 1024;
   int max_body_bytes = 1 << 20;
-  int read_timeout_ms = 5'000;
+  int read_timeout_ms = 5'000;  // the whole request, from the connection's accept
   int write_timeout_ms = 5'000;
 };
 
@@ -93,18 +100,34 @@ class Server {
   void Shutdown();
 
  private:
-  void AcceptLoop();
+  // A connection whose request is still arriving (the event loop's).
+  struct Incoming {
+    int fd;
+    int64_t deadline_ms;
+    std::string buf;
+  };
+  // A connection handed to the pool with what it sent.
+  struct Ready {
+    int fd;
+    std::string buf;
+    bool timed_out;  // the request did not arrive whole in time
+  };
+  void EventLoop();
+  void AcceptAll(std::vector<Incoming>* conns);
+  void Enqueue(Ready ready);
+  void CloseConnection(int fd);
   void WorkLoop();
-  void Serve(int fd);
+  void Serve(const Ready& ready);
 
   Handler handler_;
   ServerOptions options_;
   int listen_fd_ = -1;
   int wake_pipe_[2] = {-1, -1};
   std::atomic<bool> stopping_{false};
+  std::atomic<int> open_{0};  // connections accepted and not yet closed
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<int> pending_;
+  std::deque<Ready> pending_;
   std::thread acceptor_;
   std::vector<std::thread> pool_;
 };

@@ -17,8 +17,8 @@ namespace argus::http {
 
 inline int PortOf(const std::string& addr) { return std::stoi(addr.substr(addr.rfind(':') + 1)); }
 
-inline std::string RawExchange(int port, const std::string& data, int timeout_ms = 3000,
-                               bool half_close = false) {
+// A TCP connection to 127.0.0.1:port; -1 when refused.
+inline int ConnectLoopback(int port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
@@ -26,8 +26,15 @@ inline std::string RawExchange(int port, const std::string& data, int timeout_ms
   sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
     close(fd);
-    return "";
+    return -1;
   }
+  return fd;
+}
+
+inline std::string RawExchange(int port, const std::string& data, int timeout_ms = 3000,
+                               bool half_close = false) {
+  int fd = ConnectLoopback(port);
+  if (fd < 0) return "";
   (void)!send(fd, data.data(), data.size(), MSG_NOSIGNAL);
   if (half_close) shutdown(fd, SHUT_WR);
   std::string out;

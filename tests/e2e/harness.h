@@ -25,6 +25,7 @@ class Harness {
   std::string dir() const { return dir_; }
   std::string db() const { return dir_ + "/argus.db"; }
   std::string address() const { return address_; }
+  pid_t server_pid() const { return server_.pid(); }
 
   // Starts argus-server on `listen` (default: a free loopback port) and waits
   // for its "listening on" line.
