@@ -59,8 +59,7 @@ const Case kCases[] = {
     {"../kb/templates/gemm_wgmma_splitk.py", "gemm_splitk_tail", "sm_90a"},
     {"../kb/templates/flash_attention_wgmma.py", "flash_attention_wgmma", "sm_90a"},
     {"../kb/templates/flash_attention_wgmma.py", "flash_attention_wgmma_pingpong", "sm_90a"},
-    {"../kb/templates/flash_attention_wgmma_persistent.py", "flash_attention_wgmma_persistent",
-     "sm_90a"},
+    {"flash_attention_wgmma_persistent.py", "flash_attention_wgmma_persistent", "sm_90a"},
 };
 
 TEST_CASE("Every example compiles for both targets or names the target it lacks", "[lower]") {

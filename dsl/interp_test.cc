@@ -574,6 +574,10 @@ TEST_CASE("flash attention forward on wgmma (warp-specialized, TMA)") {
         Case{"False", "64", 1, 1, 384, 3, "flash_attention_wgmma_pingpong"},
         Case{"True", "64", 1, 1, 256, 2, "flash_attention_wgmma_pingpong"},
         Case{"True", "128", 2, 2, 256, 2, "flash_attention_wgmma_pingpong"},
+        // D256 (four 64-wide chunks, BN 64); MQA (G = BH: one kv head) at S = 192, where the
+        // last query block overlaps the one before it.
+        Case{"True", "256", 2, 2, 256, 2, "flash_attention_wgmma_pingpong"},
+        Case{"False", "256", 4, 4, 192, 2, "flash_attention_wgmma_pingpong"},
         Case{"False", "64", 1, 2, 256, 2, "flash_attention_wgmma_persistent"},
         Case{"True", "128", 2, 2, 384, 3, "flash_attention_wgmma_persistent"}}) {
     INFO(c.kernel << " " << c.causal << " HD=" << c.hd << " G=" << c.g << " S=" << c.s);
@@ -583,8 +587,9 @@ TEST_CASE("flash attention forward on wgmma (warp-specialized, TMA)") {
                                                  {"HD", c.hd},
                                                  {"G", std::to_string(c.g)},
                                                  {"STAGES", std::to_string(c.stages)}};
+    if (std::string(c.hd) == "256") consts["BN"] = "64";
     if (persistent) consts["SMS"] = "2";  // 2 blocks: each runs several tiles (S / 128 * BH)
-    auto r = RunExample(persistent ? "../kb/templates/flash_attention_wgmma_persistent.py"
+    auto r = RunExample(persistent ? "flash_attention_wgmma_persistent.py"
                                    : "../kb/templates/flash_attention_wgmma.py",
                         c.kernel,
                         {{"RQ", c.bh * c.s}, {"RKV", hkv * c.s}, {"BH", c.bh}, {"S", c.s}}, consts);

@@ -130,10 +130,16 @@ TEST_CASE("an sm_90a GEMM payload is one the GPU worker accepts", "[planner]") {
   CHECK((*spec)["check"]["m"] == 256);
   CHECK((*spec)["flops"].get<double>() == Approx(2.0 * 256 * 256 * 256));
   // Problems the runner has no reference for say so instead of passing.
+  auto batched =
+      MakeProblem("batched_gemm", {{"BATCH", 2}, {"M", 32}, {"N", 32}, {"K", 32}}, "bf16", {});
+  REQUIRE(batched.ok());
+  CHECK(RunnerCheck(*batched)["op"] == "problem");
+  // GQA attention is checked by the runner: K/V hold B * HKV heads.
   auto gqa_f32 =
-      MakeProblem("attention", {{"B", 1}, {"H", 4}, {"HKV", 2}, {"S", 64}, {"D", 64}}, "f32", {});
+      MakeProblem("attention", {{"B", 2}, {"H", 4}, {"HKV", 1}, {"S", 64}, {"D", 64}}, "f32", {});
   REQUIRE(gqa_f32.ok());
-  CHECK(RunnerCheck(*gqa_f32)["op"] == "problem");
+  CHECK(RunnerCheck(*gqa_f32)["op"] == "attention");
+  CHECK(RunnerCheck(*gqa_f32)["kv_heads"] == 2);
   // MoE has the runner's reference: a GPU spec routes distinct experts
   // ("topk" ids below E) with non-negative weights and checks op moe.
   auto moe =
@@ -170,8 +176,8 @@ TEST_CASE("an sm_90a GEMM payload is one the GPU worker accepts", "[planner]") {
   INFO(rerr);
   CHECK(rs.check.experts == 8);
   CHECK(rs.check.topk == 2);
-  // Attention on sm_90a is timed against PyTorch SDPA (the runner's helper);
-  // GQA has no runner check, so its baseline stays the KB template.
+  // Attention on sm_90a is timed against PyTorch SDPA (the runner's helper),
+  // GQA included: the runner's check reads kv head h / (H / HKV).
   auto att = MakeProblem("attention", {{"B", 1}, {"H", 4}, {"S", 64}, {"D", 64}}, "bf16", {});
   REQUIRE(att.ok());
   CHECK(BaselineName(*att, "sm_90a") == "torch_sdpa");
@@ -189,7 +195,11 @@ TEST_CASE("an sm_90a GEMM payload is one the GPU worker accepts", "[planner]") {
   auto gqa =
       MakeProblem("attention", {{"B", 1}, {"H", 4}, {"HKV", 2}, {"S", 64}, {"D", 64}}, "bf16", {});
   REQUIRE(gqa.ok());
-  CHECK(BaselineName(*gqa, "sm_90a") == "kb-baseline-template");
+  CHECK(BaselineName(*gqa, "sm_90a") == "torch_sdpa");
+  json gc = RunnerCheck(*gqa);
+  CHECK(gc["op"] == "attention");
+  CHECK(gc["kv_heads"] == 2);
+  CHECK(gc["batch"] == 1);
 }
 
 TEST_CASE("GQA attention and a wrong kernel are told apart by the reference", "[planner]") {

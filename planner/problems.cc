@@ -521,9 +521,13 @@ nlohmann::json RunnerCheck(const Problem& p) {
     if (f == "moe")
       return {{"op", "moe"}, {"a", "X"}, {"b", "Wg"},    {"u", "Wu"},
               {"d", "Wd"},   {"c", "Y"}, {"ids", "Ids"}, {"weights", "Wt"}};
-    if (f == "attention" && p.shape.at("HKV") == p.shape.at("H")) {
-      nlohmann::json c = {{"op", "attention"}, {"a", "Q"}, {"b", "K"},
-                          {"d", "V"},          {"c", "O"}, {"causal", opt("causal") == "1"}};
+    if (f == "attention") {
+      // K/V hold B * HKV heads; query head h reads kv head h / (H / HKV) (GQA, MQA).
+      const int64_t b = p.shape.at("B");
+      nlohmann::json c = {{"op", "attention"}, {"a", "Q"},
+                          {"b", "K"},          {"d", "V"},
+                          {"c", "O"},          {"causal", opt("causal") == "1"},
+                          {"batch", b},        {"kv_heads", b * p.shape.at("HKV")}};
       // Tensor-core kernels round P to the input type before P V (FA2, cuDNN):
       // the f32 output is as exact as that (docs/planner.md).
       if (p.dtype != "f32") {
@@ -543,7 +547,7 @@ std::string BaselineName(const Problem& p, const std::string& target) {
     return nv ? "cublas" : "hipblaslt";
   }
   // PyTorch SDPA, timed by the runner's helper next to its attention check.
-  if (p.family == "attention" && nv && p.shape.at("HKV") == p.shape.at("H")) return "torch_sdpa";
+  if (p.family == "attention" && nv) return "torch_sdpa";
   // PyTorch's loop over experts (issue 7's MoE baseline), on the candidate's own inputs.
   if (p.family == "moe" && nv && RunnerCheck(p)["op"] == "moe") return "torch_moe_loop";
   // Elsewhere the baseline is the family's KB baseline template, timed on the same worker.

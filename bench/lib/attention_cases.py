@@ -7,13 +7,16 @@ style; cases "w-..." for the overlapped kernel, "ws-..." for flash_attention_wgm
 for flash_attention_wgmma_pingpong: the overlapped kernel with its two consumer warp groups
 taking turns on the tensor cores through named barriers; "pl-..." the same with O rescaled
 after the wait, EARLY=False; "p3-..." the same with three consumer warp groups (CWG=3, BM=192,
-FA3's D64 configuration); "ps-..." kb/templates/flash_attention_wgmma_persistent.py, the
+FA3's D64 configuration); "ps-..." examples/flash_attention_wgmma_persistent.py, the
 ping-pong kernel on a persistent grid of 132 blocks); "simt-..." examples/flash_attention.py
-(no tensor cores; D64 only: at HD=128 its thread_layout vec = HD // 4 = 32 > 16 does not compile).
+(no tensor cores; D64 only: at HD=128 its thread_layout vec = HD // 4 = 32 > 16 does not compile);
+"m-MODEL-bB-sS-c|n" the attention of real models (GQA, MQA, MHA; prefill at S 512-8192), the
+`models` set of bench/attention.sh, summarized by geomean and worst row.
 
 usage: lib/attention_cases.py OUT_DIR [CASE,CASE...]   (--list: the case names)
 """
 import os
+import sys
 
 import caselist
 
@@ -77,23 +80,80 @@ def simt_cases():
         for causal in (False, True)}
 
 
+# Attention shapes of real models: name -> (query heads H, KV heads HKV, head dim D).
+MODELS = {
+    "llama3-8b": (32, 8, 128),     # also Mistral-7B's attention
+    "qwen2.5-7b": (28, 4, 128),
+    "llama2-13b": (40, 40, 128),   # MHA
+    "llama3-70b": (64, 8, 128),    # also Qwen2.5-72B's attention
+    "falcon-7b": (71, 1, 64),      # MQA
+    "llama3.2-1b": (32, 8, 64),
+    "qwen2.5-0.5b": (14, 2, 64),
+    "gemma2-9b": (16, 8, 256),
+    "phi3-mini": (32, 32, 96),
+}
+
+# (model, batch, S, causal flags): prefill at S 512 / 2048 / 8192, batch so that a step holds
+# 2k-16k tokens, plus a single short prompt.
+MODEL_SHAPES = [
+    ("llama3-8b", 1, 512, "c"), ("llama3-8b", 8, 512, "cn"), ("llama3-8b", 2, 2048, "cn"),
+    ("llama3-8b", 1, 8192, "cn"),
+    ("qwen2.5-7b", 8, 512, "cn"), ("qwen2.5-7b", 2, 2048, "cn"), ("qwen2.5-7b", 1, 8192, "cn"),
+    ("llama2-13b", 4, 512, "cn"), ("llama2-13b", 2, 2048, "cn"), ("llama2-13b", 1, 8192, "c"),
+    ("llama3-70b", 1, 2048, "cn"), ("llama3-70b", 1, 8192, "c"),
+    ("falcon-7b", 2, 2048, "cn"),
+    ("llama3.2-1b", 8, 512, "c"), ("llama3.2-1b", 4, 2048, "cn"), ("llama3.2-1b", 1, 8192, "c"),
+    ("qwen2.5-0.5b", 4, 2048, "cn"),
+    ("gemma2-9b", 2, 2048, "cn"), ("gemma2-9b", 1, 8192, "c"), ("phi3-mini", 2, 2048, "c"),
+]
+
+
+def not_run_reason(d):
+    """Why the models' kernel (flash_attention_wgmma_pingpong) has no case at head dim d, or
+    None: its KB entry requires D of 64, 128 or 256."""
+    return None if d in (64, 128, 256) else (
+        f"no kernel for head dim {d} (D must be 64, 128 or 256: 64-wide swizzled chunks)")
+
+
+def model_cases():
+    """name -> (kernel, consts, dims, causal, timing, check extras) for the model shapes: the
+    ping-pong kernel of flash_attention_wgmma.py, two consumer warp groups at D128 and D256 and
+    three (BM = 192) at D64, BN 128 (64 at D256), two stages. A head dim it does not cover
+    (Phi-3's 96) gets its case all the same, so the table shows it as not run."""
+    out = {}
+    for model, b, s, flags in MODEL_SHAPES:
+        h, hkv, d = MODELS[model]
+        for f in flags:
+            consts = {"HD": str(d), "G": str(h // hkv), "BN": "64" if d == 256 else "128",
+                      "STAGES": "2", "CWG": "3" if d == 64 else "2"}
+            dims = {"RQ": b * h * s, "RKV": b * hkv * s, "BH": b * h, "S": s}
+            out[f"m-{model}-b{b}-s{s}-{f}"] = (
+                "flash_attention_wgmma_pingpong", consts, dims, f == "c", PERF,
+                {"batch": b, "kv_heads": b * hkv}, not_run_reason(d))
+    return out
+
+
 def all_cases():
-    """name -> (kernel, file relative to the repository root, consts, dims, causal, timing)."""
+    """name -> (kernel, file relative to the repository root, consts, dims, causal, timing
+    [, check extras])."""
     out = {n: ("flash_attention_mma", "examples/flash_attention_mma.py") + v
            for n, v in cases().items()}
-    out.update({n: (v[0], "kb/templates/" + (v[0] + ".py" if v[0].endswith("_persistent")
-                                             else "flash_attention_wgmma.py")) + v[1:]
+    out.update({n: (v[0], "examples/" + v[0] + ".py" if v[0].endswith("_persistent")
+                    else "kb/templates/flash_attention_wgmma.py") + v[1:]
                 for n, v in wgmma_cases().items()})
     out.update({n: (v[0], "examples/flash_attention.py") + v[1:]
                 for n, v in simt_cases().items()})
+    out.update({n: (v[0], "kb/templates/flash_attention_wgmma.py") + v[1:6]
+                for n, v in model_cases().items() if v[6] is None})
     return out
 
 
 def payload(name, case):
-    kernel, f, consts, dims, causal, timing = case
+    kernel, f, consts, dims, causal, timing = case[:6]
     with open(os.path.join(ROOT, f)) as fh:
         src = fh.read()
     check = {"op": "attention", "a": "Q", "b": "K", "d": "V", "c": "O", "causal": causal}
+    check.update(case[6] if len(case) > 6 else {})  # the model cases' batch and kv_heads
     if kernel != "flash_attention":
         # P is rounded to bf16 before P V (as in FA2 and cuDNN): the f32 output carries that
         # rounding, so the tolerance is bf16's, not the runner's f32 default.
@@ -104,4 +164,9 @@ def payload(name, case):
 
 
 if __name__ == "__main__":
-    caselist.main(all_cases(), payload)
+    if sys.argv[1:2] == ["--models"]:  # the runnable model cases, comma-separated
+        print(",".join(n for n, c in model_cases().items() if c[6] is None))
+    elif sys.argv[1:2] == ["--not-run"]:  # CASE<TAB>reason for the model cases without a kernel
+        print("\n".join(f"{n}\t{c[6]}" for n, c in model_cases().items() if c[6]))
+    else:
+        caselist.main(all_cases(), payload)

@@ -3,9 +3,9 @@
 case directories).
 
 usage: tables.py TABLE RESULTS_JSONL
-  TABLE: gemm, sweep (bench/gemm.sh sweep), attention, moe, memory_bound, examples, race
-  (bench/moe.sh --race), or rows (the target rows of rows.json: bench/targets.sh and the suites
-  run without named cases).
+  TABLE: gemm, sweep (bench/gemm.sh sweep), attention, attention_models (bench/attention.sh
+  models), moe, memory_bound, examples, race (bench/moe.sh --race), or rows (the target rows of
+  rows.json: bench/targets.sh and the suites run without named cases).
 
 speed-up = baseline time / ours, both measured in the same runner process (> 1: we are faster);
 ratio = ours / baseline (< 1: we are faster).
@@ -110,6 +110,46 @@ def attention(results):
               f"{(bt / t if t and bt else 0):7.3f} {regs(r):5}  "
               f"{picked(r.get('check'), ('mode', 'mismatches', 'max_abs_err', 'rel_l2_err'))} "
               f"{b.get('backend', '')} {r.get('message', '')[:80]} {b.get('message', '')[:80]}")
+
+
+def attention_models(results):
+    """bench/attention.sh models: one line per model shape (speed-up = SDPA time / ours, each
+    the median of its runner process), then the geomean and the worst over the rows that ran
+    verified and correct; rows without a kernel (not_run/cases.tsv) or not verified are listed
+    and count as misses of the prefill targets (geomean >= 1.05, no row below 0.95)."""
+    not_run = {}
+    if os.path.exists(os.path.join("not_run", "cases.tsv")):
+        with open(os.path.join("not_run", "cases.tsv")) as fh:
+            not_run = dict(line.rstrip("\n").split("\t", 1) for line in fh if line.strip())
+    print(f"{'case':32} {'verified':8} {'outcome':8} {'ours ms':>9} {'SDPA ms':>9} "
+          f"{'ours TF':>8} {'speed-up':>8}  SDPA backend / message")
+    ups = {}
+    for r in results:
+        try:
+            with open(os.path.join(r["case"], "verify.json")) as fh:
+                verified = json.load(fh).get("verified", False)
+        except (OSError, ValueError):
+            verified = False
+        t, bt = ms(r), base_ms(r)
+        up = bt / t if t and bt else 0
+        b = r.get("baseline") or {}
+        print(f"{r['case']:32} {'yes' if verified else 'no':8} {r.get('outcome', '?'):8} "
+              f"{t:9.4f} {bt:9.4f} {tflops(r):8.1f} {up:8.3f}  {b.get('backend', '')} "
+              f"{r.get('message', '')[:60]} {b.get('message', '')[:60]}")
+        if verified and r.get("outcome") == "ok" and up:
+            ups[r["case"]] = up
+    for case, why in sorted(not_run.items()):
+        print(f"{case:32} {'-':8} {'not run':8} {'':9} {'':9} {'':8} {'':8}  {why}")
+    if not ups:
+        print("\nno row ran verified and correct")
+        return
+    geo = statistics.geometric_mean(list(ups.values()))
+    worst = min(ups, key=ups.get)
+    missed = len(results) - len(ups) + len(not_run)
+    print(f"\n{len(ups)} rows verified and correct, {missed} without a result; geomean speed-up "
+          f"{geo:.3f} (target 1.05: {'holds' if geo >= 1.05 else 'missed'}); worst "
+          f"{ups[worst]:.3f} {worst} (floor 0.95: {'holds' if ups[worst] >= 0.95 else 'missed'}); "
+          f"{sum(u < 0.95 for u in ups.values())} rows below 0.95")
 
 
 MOE_CHECK = ("mode", "mismatches", "nan_count", "max_rel_err", "rel_l2_err")
@@ -278,8 +318,8 @@ def sweep(results):
               f"{worst[0]:.3f} ({worst[1]})")
 
 
-TABLES = {f.__name__: f for f in (gemm, attention, moe, race, memory_bound, examples, rows,
-                                  sweep)}
+TABLES = {f.__name__: f for f in (gemm, attention, attention_models, moe, race, memory_bound,
+                                  examples, rows, sweep)}
 
 
 def main():

@@ -183,6 +183,28 @@ bool ParseArgs(const json& args, const RunSpec& s, std::vector<ArgSpec>* out, st
   return true;
 }
 
+// Fills an attention check's K/V geometry (kv_len defaults to n, kv_heads to
+// what K's size holds) and refuses one that does not fit its tensors.
+bool AttentionShape(const RunSpec& s, CheckSpec* cs, std::string* error) {
+  if (cs->kv_len <= 0) cs->kv_len = cs->n;
+  const int64_t per_head = cs->kv_len * cs->k;
+  if (cs->kv_heads <= 0 && per_head > 0) cs->kv_heads = s.Find(cs->b)->elements() / per_head;
+  if (cs->m <= 0 || cs->n <= 0 || cs->k <= 0 || cs->kv_heads <= 0 || cs->batch <= 0 ||
+      cs->m % cs->kv_heads != 0 || cs->m % cs->batch != 0 || cs->kv_heads % cs->batch != 0) {
+    *error =
+        "check.attention: m (batch*heads), n, k, kv_heads and batch must be positive, "
+        "kv_heads and batch must divide m, and batch kv_heads";
+    return false;
+  }
+  if (s.Find(cs->b)->elements() != cs->kv_heads * per_head ||
+      s.Find(cs->d)->elements() != cs->kv_heads * per_head) {
+    *error = "check.attention: K and V must hold kv_heads * kv_len * k elements";
+    return false;
+  }
+  if (cs->scale < 0) cs->scale = 1.0 / std::sqrt(static_cast<double>(cs->k));
+  return true;
+}
+
 }  // namespace
 
 TensorMapGeometry TensorMapOf(const TensorSpec& t, const ArgSpec& a) {
@@ -274,6 +296,10 @@ bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
       cs.weights = c.value("weights", "");
       cs.eps = c.value("eps", cs.eps);
       cs.causal = c.value("causal", false);
+      cs.kv_heads = c.value("kv_heads", int64_t{0});
+      cs.kv_len = c.value("kv_len", int64_t{0});
+      cs.batch = c.value("batch", int64_t{1});
+      cs.scale = c.value("scale", -1.0);
       cs.m = c.value("m", int64_t{0});
       cs.n = c.value("n", int64_t{0});
       cs.k = c.value("k", int64_t{0});
@@ -332,6 +358,7 @@ bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
           return false;
         }
       }
+      if (cs.op == "attention" && !AttentionShape(*s, &cs, error)) return false;
       if (cs.op == "softmax" || cs.op == "rmsnorm" || cs.op == "attention") {
         int64_t want = cs.m * cs.n * (cs.op == "attention" ? cs.k : 1);
         if (s->Find(cs.a)->elements() != want || s->Find(cs.c)->elements() != want) {
@@ -694,6 +721,12 @@ CheckResult CheckOutput(const CheckSpec& check, const std::vector<HostTensor>& t
     const HostTensor* b = check.b.empty() ? nullptr : FindTensor(tensors, check.b);
     const HostTensor* v = check.d.empty() ? nullptr : FindTensor(tensors, check.d);
     const int64_t M = check.m, N = check.n, D = check.k;
+    // Attention geometry as ParseRunSpec completes it (MHA, Skv = N, 1/sqrt(D) when unset).
+    const int64_t SKV = check.kv_len > 0 ? check.kv_len : N;
+    const int64_t G = check.kv_heads > 0 ? M / check.kv_heads : 1;
+    const double scale = check.scale >= 0
+                             ? check.scale
+                             : 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(D, 1)));
     // One reference row: softmax/rmsnorm row r (N outputs), attention row
     // (bh, i) = r (D outputs).
     auto row = [&](int64_t rr) {
@@ -714,31 +747,34 @@ CheckResult CheckOutput(const CheckSpec& check, const std::vector<HostTensor>& t
           compare(rr * N + j, want, std::fabs(want));
         }
       } else {
-        int64_t bh = rr / N, i = rr % N;
-        const int64_t base = bh * N * D;
-        std::vector<double> s(static_cast<size_t>(N)), o(static_cast<size_t>(D), 0.0),
+        // Query head bh reads kv head bh / G; causal keys end at i + (SKV - N).
+        const int64_t bh = rr / N, i = rr % N;
+        const int64_t base = bh * N * D, kvbase = bh / G * SKV * D;
+        std::vector<double> s(static_cast<size_t>(SKV)), o(static_cast<size_t>(D), 0.0),
             abso(static_cast<size_t>(D), 0.0);
         double mx = -INFINITY, l = 0;
-        int64_t last = check.causal ? i : N - 1;
+        const int64_t last = check.causal ? std::min(SKV - 1, i + SKV - N) : SKV - 1;
         for (int64_t j = 0; j <= last; ++j) {
           double dot = 0;
-          for (int64_t d = 0; d < D; ++d) dot += a->At(base + i * D + d) * b->At(base + j * D + d);
-          s[j] = dot / std::sqrt(static_cast<double>(D));
+          for (int64_t d = 0; d < D; ++d)
+            dot += a->At(base + i * D + d) * b->At(kvbase + j * D + d);
+          s[j] = dot * scale;
           mx = std::max(mx, s[j]);
         }
         for (int64_t j = 0; j <= last; ++j) {
           double p = std::exp(s[j] - mx);
           l += p;
           for (int64_t d = 0; d < D; ++d) {
-            o[d] += p * v->At(base + j * D + d);
-            abso[d] += p * std::fabs(v->At(base + j * D + d));
+            o[d] += p * v->At(kvbase + j * D + d);
+            abso[d] += p * std::fabs(v->At(kvbase + j * D + d));
           }
         }
+        if (l == 0) l = 1;  // no key (causal, N > SKV): the row is 0
         for (int64_t d = 0; d < D; ++d) compare(base + i * D + d, o[d] / l, abso[d] / l);
       }
     };
     const int64_t rows = check.op == "attention" ? M * N : M;
-    const int64_t work = check.op == "attention" ? M * N * N * D : M * N;
+    const int64_t work = check.op == "attention" ? M * N * SKV * D : M * N;
     if (work <= check.full_max_macs) {
       r.mode = "full";
       for (int64_t rr = 0; rr < rows; ++rr) row(rr);

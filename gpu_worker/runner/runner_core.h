@@ -31,7 +31,13 @@
 //           | {"op": "softmax", "a": "X", "c": "Y", "m": rows, "n": cols}
 //           | {"op": "rmsnorm", "a": "X", "b": "W", "c": "Y", "m": rows, "n": cols, "eps": 1e-6}
 //           | {"op": "attention", "a": "Q", "b": "K", "d": "V", "c": "O", "m": batch*heads,
-//              "n": seq, "k": head_dim, "causal": false}
+//              "n": seq, "k": head_dim, "causal": false, "kv_heads": batch*kv_heads,
+//              "kv_len": kv_seq, "batch": 1, "scale": 1/sqrt(k)}
+//              (Q/O [m, n, k], K/V [kv_heads, kv_len, k]; query head h reads kv head
+//               h / (m / kv_heads) (GQA/MQA; kv_heads defaults to K's size / (kv_len k),
+//               kv_len to n); causal masks key j of query i when j > i + kv_len - n (the
+//               bottom-right aligned mask of chunked prefill); a row with no key is 0;
+//               batch only shapes the torch_sdpa baseline's [batch, heads, seq, dim]),
 //           | {"op": "moe", "a": "X", "b": "Wg", "u": "Wu", "d": "Wd", "c": "Y",
 //              "ids": "Ids", "weights": "Wt", "m": tokens, "n": hidden, "k": ffn}
 //              (SwiGLU experts: Y[t] = sum_j Wt[t,j] (silu(X[t] Wg[e]) * X[t] Wu[e]) Wd[e],
@@ -116,6 +122,10 @@ struct CheckSpec {
   double rtol = -1, atol = -1;  // < 0: the output dtype's default
   double eps = 1e-6;            // rmsnorm
   bool causal = false;          // attention
+  int64_t kv_heads = 0;         // attention: batch * KV heads (m / kv_heads query heads each)
+  int64_t kv_len = 0;           // attention: keys per head (Skv)
+  int64_t batch = 1;            // attention: the baseline's batch (m / batch heads each)
+  double scale = -1;            // attention: softmax scale; < 0: 1 / sqrt(k)
 };
 
 // One kernel launch: its artifact, entry, geometry and arguments.

@@ -347,6 +347,111 @@ TEST_CASE("MoE check: routed ids are distinct experts; right, wrong and sampled"
   CHECK(err.find("topk") != std::string::npos);
 }
 
+json AttentionSpec(int bh, int kv_bh, int seq, int kv_seq, int dim, bool causal) {
+  auto t = [](const char* name, int rows, int n, int d, const char* dtype) {
+    return json{{"name", name}, {"dtype", dtype}, {"shape", {rows, n, d}}};
+  };
+  json o = t("O", bh, seq, dim, "f32");
+  o["init"] = "poison";
+  return {{"kernel", {{"artifact", "a.cubin"}, {"symbol", "a"}}},
+          {"tensors",
+           {t("Q", bh, seq, dim, "bf16"), t("K", kv_bh, kv_seq, dim, "bf16"),
+            t("V", kv_bh, kv_seq, dim, "bf16"), o}},
+          {"args", json::array()},
+          {"check",
+           {{"op", "attention"},
+            {"a", "Q"},
+            {"b", "K"},
+            {"d", "V"},
+            {"c", "O"},
+            {"m", bh},
+            {"n", seq},
+            {"k", dim},
+            {"kv_len", kv_seq},
+            {"causal", causal}}},
+          {"seed", 3}};
+}
+
+// Attention as a user would write it with K and V repeated over each group
+// and an explicit mask: keys past `i + shift` are hidden when causal.
+HostTensor HostAttention(const RunSpec& s, const std::vector<HostTensor>& t, int64_t group,
+                         int64_t shift) {
+  HostTensor o = MakeHostTensor(s.tensors[3], s.seed, 3);
+  const int64_t BH = s.check.m, N = s.check.n, D = s.check.k, KV = s.check.kv_len;
+  std::vector<double> k(BH * KV * D), v(BH * KV * D);
+  for (int64_t h = 0; h < BH; ++h)
+    for (int64_t e = 0; e < KV * D; ++e) {
+      k[h * KV * D + e] = t[1].At(h / group * KV * D + e);
+      v[h * KV * D + e] = t[2].At(h / group * KV * D + e);
+    }
+  for (int64_t h = 0; h < BH; ++h)
+    for (int64_t i = 0; i < N; ++i) {
+      std::vector<double> p(KV, 0.0);
+      double mx = -1e300, l = 0;
+      for (int64_t j = 0; j < KV; ++j) {
+        if (s.check.causal && j > i + shift) continue;
+        for (int64_t d = 0; d < D; ++d)
+          p[j] += t[0].At((h * N + i) * D + d) * k[(h * KV + j) * D + d];
+        p[j] /= std::sqrt(static_cast<double>(D));
+        mx = std::max(mx, p[j]);
+      }
+      for (int64_t j = 0; j < KV; ++j) {
+        p[j] = s.check.causal && j > i + shift ? 0 : std::exp(p[j] - mx);
+        l += p[j];
+      }
+      for (int64_t d = 0; d < D; ++d) {
+        double acc = 0;
+        for (int64_t j = 0; j < KV; ++j) acc += p[j] * v[(h * KV + j) * D + d];
+        float f = static_cast<float>(l > 0 ? acc / l : 0.0);
+        std::memcpy(&o.data[((h * N + i) * D + d) * 4], &f, 4);
+      }
+    }
+  return o;
+}
+
+TEST_CASE("Attention check: GQA heads, bottom-right causal mask with Sq != Skv", "[runner]") {
+  for (bool causal : {false, true}) {
+    INFO("causal " << causal);
+    RunSpec s;
+    std::string err;
+    REQUIRE(ParseRunSpec(AttentionSpec(8, 2, 5, 9, 16, causal), &s, &err));
+    CHECK(s.check.kv_heads == 2);  // from K's size
+    CHECK(s.check.kv_len == 9);
+    CHECK(s.check.scale == Approx(0.25));
+    std::vector<HostTensor> t;
+    for (int i = 0; i < 4; ++i) t.push_back(MakeHostTensor(s.tensors[i], s.seed, i));
+    CheckResult ok = CheckOutput(s.check, t, HostAttention(s, t, 4, 9 - 5), s.seed);
+    INFO(ok.message);
+    CHECK(ok.passed);
+    CHECK(ok.checked == 8 * 5 * 16);
+    // Query head h reading kv head h % 2 instead of h / 4.
+    std::vector<HostTensor> swapped = t;
+    for (int64_t e = 0; e < 9 * 16; ++e) {
+      std::memcpy(&swapped[1].data[e * 2], &t[1].data[(9 * 16 + e) * 2], 2);
+      std::memcpy(&swapped[1].data[(9 * 16 + e) * 2], &t[1].data[e * 2], 2);
+    }
+    CHECK_FALSE(CheckOutput(s.check, t, HostAttention(s, swapped, 4, 9 - 5), s.seed).passed);
+    // The top-left aligned mask differs wherever Sq != Skv.
+    if (causal) CHECK_FALSE(CheckOutput(s.check, t, HostAttention(s, t, 4, 0), s.seed).passed);
+  }
+  // More queries than keys, causal: the first rows see no key and are 0.
+  RunSpec s;
+  std::string err;
+  REQUIRE(ParseRunSpec(AttentionSpec(2, 2, 6, 4, 8, true), &s, &err));
+  std::vector<HostTensor> t;
+  for (int i = 0; i < 4; ++i) t.push_back(MakeHostTensor(s.tensors[i], s.seed, i));
+  CHECK(CheckOutput(s.check, t, HostAttention(s, t, 1, 4 - 6), s.seed).passed);
+  // K/V that do not split into whole heads, or a group that does not divide.
+  json bad = AttentionSpec(6, 4, 5, 5, 8, false);
+  RunSpec s2;
+  CHECK_FALSE(ParseRunSpec(bad, &s2, &err));
+  CHECK(err.find("check.attention") != std::string::npos);
+  bad = AttentionSpec(6, 3, 5, 5, 8, false);
+  bad["check"]["kv_heads"] = 2;
+  CHECK_FALSE(ParseRunSpec(bad, &s2, &err));
+  CHECK(err.find("kv_heads") != std::string::npos);
+}
+
 TEST_CASE("A timing budget shrinks warm-up and reps for slow kernels only", "[runner]") {
   int warmup = 10, reps = 50;
   FitTiming(0.5, 1500, &warmup, &reps);  // 60 launches fit: unchanged

@@ -449,9 +449,13 @@ struct Runner {
               {"message", "torch_sdpa is a baseline for attention checks only"}};
     }
     const TensorSpec* q = spec.Find(c.a);
-    json request = {{"bh", c.m},
+    json request = {{"batch", c.batch},
+                    {"bh", c.m},
+                    {"kv_bh", c.kv_heads},
                     {"seq", c.n},
+                    {"kv_seq", c.kv_len},
                     {"dim", c.k},
+                    {"scale", c.scale},
                     {"causal", c.causal},
                     {"dtype", q != nullptr ? DTypeName(q->dtype) : "bf16"},
                     {"warmup", spec.warmup},

@@ -17,9 +17,11 @@ products in turn around a ring of named barriers (group g syncs on barrier 3 + g
 wgmmas and arrives on the next group's after them), so each group's softmax runs under the
 others' wgmmas; it rescales O while S(t) runs (EARLY) and divides by l once per row. Where BM
 does not divide S (BM = 192 at S = 8192), its last query block starts at S - BM.
-(flash_attention_wgmma_persistent.py runs it on a persistent grid.) Q, K and V are
+(examples/flash_attention_wgmma_persistent.py runs it on a persistent grid.) Q, K and V are
 [rows, D] with rows = heads * S (TMA boxes are 2-D); query head h reads key/value head h // G
-(GQA); O is [BH, S, D] f32. S must be a multiple of BN and of BM (of 64 for the ping-pong)."""
+(GQA); O is [BH, S, D] f32. S must be a multiple of BN and of BM (of 64 for the ping-pong).
+D is 64 or 128, and 256 for the ping-pong (Gemma-2: four 64-wide chunks, BN = 64 so that O, S
+and P fit the consumers' 240 registers and Q and two K/V stages the shared memory)."""
 
 
 @kernel(threads=384, arch="sm_90a")
@@ -172,6 +174,11 @@ def flash_attention_wgmma_pingpong(Q: Tensor[bf16, "RQ", HD], K: Tensor[bf16, "R
         if KD > 1:
             wgmma(sc, wgmma_operand(sQ[1], sc, operand="A"),
                   wgmma_operand(sK[0, 1].T, sc, operand="B"))
+        if KD > 2:
+            wgmma(sc, wgmma_operand(sQ[2], sc, operand="A"),
+                  wgmma_operand(sK[0, 2].T, sc, operand="B"))
+            wgmma(sc, wgmma_operand(sQ[3], sc, operand="A"),
+                  wgmma_operand(sK[0, 3].T, sc, operand="B"))
         wgmma_commit()
         named_barrier_arrive(other, 256)
         wgmma_wait(0)
@@ -205,6 +212,17 @@ def flash_attention_wgmma_pingpong(Q: Tensor[bf16, "RQ", HD], K: Tensor[bf16, "R
                 assert_tag(a1, lambda i, j: Q(h * S + q0 + i, 64 + j))
                 assert_tag(b1, lambda i, j: K(hk * S + t * BN + j, 64 + i))
                 wgmma(sc, a1, b1)
+            if KD > 2:  # D = 256: chunks 2 and 3
+                a2 = wgmma_operand(sQ[2], sc, operand="A")
+                b2 = wgmma_operand(sK[s, 2].T, sc, operand="B")
+                assert_tag(a2, lambda i, j: Q(h * S + q0 + i, 128 + j))
+                assert_tag(b2, lambda i, j: K(hk * S + t * BN + j, 128 + i))
+                wgmma(sc, a2, b2)
+                a3 = wgmma_operand(sQ[3], sc, operand="A")
+                b3 = wgmma_operand(sK[s, 3].T, sc, operand="B")
+                assert_tag(a3, lambda i, j: Q(h * S + q0 + i, 192 + j))
+                assert_tag(b3, lambda i, j: K(hk * S + t * BN + j, 192 + i))
+                wgmma(sc, a3, b3)
             wgmma_commit()
             if EARLY:
                 # FA3's order: O(t-1) is rescaled while S(t) runs, before P(t-1) V(t-1)
