@@ -40,7 +40,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from argus_helper_timing import emit, time_cuda  # noqa: E402 - beside this script
+from argus_helper_timing import cuda_torch, emit, time_cuda  # noqa: E402 - beside this script
 
 
 def main():
@@ -51,13 +51,8 @@ def main():
         paths = {k: str(req[k]) for k in ("x", "ids", "weights", "gate", "up", "down", "out")}
     except (IndexError, KeyError, ValueError, TypeError) as e:
         emit({"outcome": "error", "message": f"bad request: {e}"})
-    try:
-        import torch
-        import torch.nn.functional as fn
-    except Exception as e:  # noqa: BLE001 - any import failure means no baseline
-        emit({"outcome": "unsupported", "message": f"PyTorch not importable: {e}"})
-    if not torch.cuda.is_available():
-        emit({"outcome": "unsupported", "message": "PyTorch sees no CUDA device"})
+    torch = cuda_torch()
+    import torch.nn.functional as fn
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}.get(
         req.get("dtype", "bf16"))
     if dtype is None:

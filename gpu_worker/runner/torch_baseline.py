@@ -45,7 +45,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from argus_helper_timing import emit, time_cuda  # noqa: E402 - beside this script
+from argus_helper_timing import cuda_torch, emit, time_cuda  # noqa: E402 - beside this script
 
 
 def build(torch, op, eps, out_dtype):
@@ -130,12 +130,7 @@ def main():
         inputs, outputs = dict(req["inputs"]), dict(req["outputs"])
     except (IndexError, KeyError, ValueError, TypeError) as e:
         emit({"outcome": "error", "message": f"bad request: {e}"})
-    try:
-        import torch
-    except Exception as e:  # noqa: BLE001 - any import failure means no baseline
-        emit({"outcome": "unsupported", "message": f"PyTorch not importable: {e}"})
-    if not torch.cuda.is_available():
-        emit({"outcome": "unsupported", "message": "PyTorch sees no CUDA device"})
+    torch = cuda_torch()
     dtypes = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
     out_dtype = dtypes.get(outputs.get("c", {}).get("dtype"))
     fn = build(torch, op, float(req.get("eps", 1e-6)), out_dtype)
