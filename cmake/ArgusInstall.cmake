@@ -8,6 +8,7 @@ install(TARGETS argus argus-server argus-worker argus-verifier argus-runner argu
         RUNTIME DESTINATION bin)
 install(PROGRAMS gpu_worker/runner/sdpa_baseline.py DESTINATION bin RENAME argus-sdpa-baseline.py)
 install(PROGRAMS gpu_worker/runner/moe_baseline.py DESTINATION bin RENAME argus-moe-baseline.py)
+install(PROGRAMS gpu_worker/runner/torch_baseline.py DESTINATION bin RENAME argus-torch-baseline.py)
 install(FILES gpu_worker/runner/helper_timing.py DESTINATION bin RENAME argus_helper_timing.py)
 install(DIRECTORY kb/techniques kb/templates DESTINATION share/argus/kb)
 install(FILES docs/dsl.md DESTINATION share/argus/docs)

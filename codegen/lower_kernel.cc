@@ -244,10 +244,15 @@ absl::StatusOr<LoweredKernel> LowerKernel(const ir::Module& m, const ir::Functio
   IRBuilder<> lb(tmp);
   std::vector<const ir::Op*> lo;
   CollectOps(k.body, OpCode::kAllocLocal, &lo);
+  // thread_copy moves locals in 16-byte chunks: their base must be aligned to that.
+  std::vector<const ir::Op*> thread_copies;
+  CollectOps(k.body, OpCode::kThreadCopy, &thread_copies);
   for (const ir::Op* op : lo) {
     auto* at =
         llvm::ArrayType::get(MemoryType(tb, k.vars[op->result].type.dtype), op->layout.Cosize());
-    kb.locals[op] = lb.CreateAlloca(at, nullptr, k.vars[op->result].name);
+    llvm::AllocaInst* a = lb.CreateAlloca(at, nullptr, k.vars[op->result].name);
+    if (!thread_copies.empty()) a->setAlignment(llvm::Align(16));
+    kb.locals[op] = a;
   }
   Emitter e(&ms, k, fn, std::move(kb));
   RETURN_IF_ERROR(e.Emit());

@@ -57,7 +57,8 @@ class SupportPass {
       case OpFamily::kCollective:
         return Collective(op);
       case OpFamily::kMemory:
-        if (op.code == OpCode::kCopy && f_.vars[op.operands[0]].type.rank() > 2) {
+        if ((op.code == OpCode::kCopy || op.code == OpCode::kThreadCopy) &&
+            f_.vars[op.operands[0]].type.rank() > 2) {
           return LoweringError(m_, op.loc, "codegen lowers copies of rank 1 and 2 only",
                                "copy each 2-D slice");
         }

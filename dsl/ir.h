@@ -136,6 +136,9 @@ struct SymInt {
 //   kBufferLoad   like kLoad, out-of-bounds reads give 0 (AMD buffer_load)
 //   kCopy         operands [src, dst]; layout: thread layout; ints[0]: 1 = async;
 //                 name: "copy" | "copy_async" | "cp_async"
+//   kThreadCopy   operands [src, dst]: each thread copies the whole (small,
+//                 constant-shape) tile by itself, 16/8/4-byte accesses where
+//                 aligned; layout: all-1 shape, vec = the last dim's extent
 //   kCommitGroup
 //   kWaitGroup    ints[0]: groups allowed in flight
 // Fragments:

@@ -105,8 +105,12 @@ absl::StatusOr<std::vector<runner::TensorSpec>> Tensors(const dsl::ir::Function&
 
 // The inputs a check op needs beyond uniform [-1, 1] values: moe's routed
 // expert ids (distinct, in [0, E): runner init "topk") and non-negative
-// routing weights summing to at most 1.
+// routing weights summing to at most 1. A second checked output ("e": the
+// fusions') is poisoned like the first.
 void AdaptInputs(const json& check, std::vector<runner::TensorSpec>* ts) {
+  for (runner::TensorSpec& t : *ts) {
+    if (check.contains("e") && t.name == check.value("e", "")) t.init = "poison";
+  }
   if (check.value("op", "none") != "moe") return;
   runner::TensorSpec *ids = nullptr, *wt = nullptr, *w1 = nullptr;
   for (runner::TensorSpec& t : *ts) {
@@ -141,9 +145,17 @@ json FullCheck(const CandidatePayload& r, const std::vector<runner::TensorSpec>&
     if (!c.contains("n") && cs.size() == 2) c["n"] = cs[1];
     // A's buffer is [M, K], or [K, M] for a_layout "km".
     if (!c.contains("k") && as.size() == 2) c["k"] = as[c.value("a_layout", "mk") == "km" ? 0 : 1];
-  } else if ((op == "softmax" || op == "rmsnorm") && cs.size() == 2) {
+  } else if ((op == "softmax" || op == "rmsnorm" || op == "layernorm" || op == "add_rmsnorm") &&
+             cs.size() == 2) {
     if (!c.contains("m")) c["m"] = cs[0];
     if (!c.contains("n")) c["n"] = cs[1];
+  } else if (op == "row_sum" && cs.size() == 1) {
+    std::vector<int64_t> as = shape(c.value("a", ""));
+    if (!c.contains("m")) c["m"] = cs[0];
+    if (!c.contains("n") && as.size() == 2) c["n"] = as[1];
+  } else if (op == "rope" && cs.size() == 3) {
+    if (!c.contains("m")) c["m"] = cs[0];
+    if (!c.contains("n")) c["n"] = cs[2];
   } else if (op == "moe" && cs.size() == 2) {
     std::vector<int64_t> w1 = shape(c.value("b", ""));
     if (!c.contains("m")) c["m"] = cs[0];
@@ -285,7 +297,7 @@ absl::StatusOr<const dsl::ir::Function*> PipelineKernel(const CandidatePayload& 
   const dsl::ir::Function* k = name.empty() ? nullptr : Kernel(m, name);
   if (!k) return absl::InvalidArgumentError(absl::StrCat("pipeline: no kernel named '", name, "'"));
   std::set<std::string> named;
-  for (const char* key : {"a", "b", "c", "d", "u", "ids", "weights"})
+  for (const char* key : {"a", "b", "c", "d", "e", "u", "ids", "weights"})
     if (r.check.contains(key)) named.insert(r.check[key].get<std::string>());
   ASSIGN_OR_RETURN(std::vector<runner::TensorSpec> own,
                    Tensors(*k, r.candidate, r.check.value("c", "")));

@@ -54,12 +54,13 @@ KernelSpec ReadKernel(const json& j) {
 
 bool IsVendorBaseline(const std::string& name) {
   return name == "cublas" || name == "hipblaslt" || name == "torch_sdpa" ||
-         name == "torch_moe_loop";
+         name == "torch_moe_loop" || name == "torch";
 }
 
 bool IsRunnerCheckOp(const std::string& op) {
   return op == "gemm" || op == "add" || op == "softmax" || op == "rmsnorm" || op == "attention" ||
-         op == "moe" || op == "none";
+         op == "moe" || op == "none" || op == "layernorm" || op == "row_sum" || op == "mul" ||
+         op == "silu_mul" || op == "add_rmsnorm" || op == "rope";
 }
 
 bool CandidatePayload::VerificationPassed() const {
@@ -131,12 +132,13 @@ absl::StatusOr<CandidatePayload> ParseCandidatePayload(const std::string& payloa
   if (b != "none" && b != "kernel" && !IsVendorBaseline(b))
     return absl::InvalidArgumentError(
         absl::StrCat("candidate payload: unknown baseline '", b,
-                     "' (cublas, hipblaslt, torch_sdpa, torch_moe_loop, kernel, none)"));
+                     "' (cublas, hipblaslt, torch_sdpa, torch_moe_loop, torch, kernel, none)"));
   std::string op = p.check.value("op", "none");
   if (!IsRunnerCheckOp(op) && op != "problem")
-    return absl::InvalidArgumentError(
-        absl::StrCat("candidate payload: unknown check op '", op,
-                     "' (gemm, add, softmax, rmsnorm, attention, moe, none, problem)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "candidate payload: unknown check op '", op,
+        "' (gemm, add, softmax, rmsnorm, layernorm, row_sum, mul, silu_mul, add_rmsnorm, rope, "
+        "attention, moe, none, problem)"));
   if (op == "problem" && !p.problem.is_object())
     return absl::InvalidArgumentError("candidate payload: check op 'problem' needs a problem");
   return p;

@@ -24,7 +24,7 @@
 //        interpreter worker) has it; others answer `unsupported`
 //   "problem"                   {"family", "shape", "dtype", "options"} (planner/problems.h)
 //   "baseline"                  {"name": "cublas" | "hipblaslt" | "torch_sdpa" |
-//                                "torch_moe_loop" | "none"} —
+//                                "torch_moe_loop" | "torch" | "none"} —
 //                               a vendor library timed by the runner in the same
 //                               process (hipblaslt: not in the runner yet) — or
 //                               {"name": "kernel", "source", "kernel", "constants", "dims"}
@@ -94,7 +94,8 @@ struct CandidatePayload {
 absl::StatusOr<CandidatePayload> ParseCandidatePayload(const std::string& payload_json);
 
 // A library the runner times as the baseline (cublas, hipblaslt, torch_sdpa,
-// torch_moe_loop).
+// torch_moe_loop, torch: PyTorch eager and torch.compile for the memory-bound
+// checks).
 bool IsVendorBaseline(const std::string& name);
 
 // The reference ops of runner_core.h ("problem" is not one of them).

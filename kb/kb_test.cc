@@ -48,7 +48,7 @@ TEST_CASE("the shipped KB loads and every entry is well formed", "[kb]") {
     INFO(t.id);
     // Every placeholder is one the planner knows how to fill.
     for (const auto& p : Placeholders(t.source)) {
-      CHECK((p == "dtype" || p == "A_DIMS" || p == "B_DIMS" || p == "OP"));
+      CHECK((p == "dtype" || p == "out_dtype" || p == "A_DIMS" || p == "B_DIMS" || p == "OP"));
     }
     CHECK(!t.invariants.empty());
     // Every technique a template lists applies to its family.

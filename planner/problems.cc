@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <set>
+#include <tuple>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -214,6 +216,53 @@ absl::StatusOr<std::vector<HostTensor>> RefRows(const Problem& p,
   return std::vector<HostTensor>{std::move(y)};
 }
 
+// Residual add + RMSNorm: H = X + Res and Y = rmsnorm(H) * W, both outputs.
+absl::StatusOr<std::vector<HostTensor>> RefAddRmsnorm(const Problem& p,
+                                                      const std::vector<HostTensor>& ts) {
+  ASSIGN_OR_RETURN(const HostTensor* x, Need(ts, "X", 2));
+  ASSIGN_OR_RETURN(const HostTensor* res, Need(ts, "Res", 2));
+  ASSIGN_OR_RETURN(const HostTensor* w, Need(ts, "W", 1));
+  int64_t R = p.shape.at("R"), N = p.shape.at("N");
+  HostTensor h = Output("H", {R, N});
+  HostTensor y = Output("Y", {R, N});
+  for (int64_t r = 0; r < R; ++r) {
+    double ss = 0;
+    for (int64_t j = 0; j < N; ++j) {
+      h.At({r, j}) = x->At({r, j}) + res->At({r, j});
+      ss += h.At({r, j}) * h.At({r, j});
+    }
+    double scale = 1.0 / std::sqrt(ss / N + 1e-6);
+    for (int64_t j = 0; j < N; ++j) y.At({r, j}) = h.At({r, j}) * scale * w->At({j});
+  }
+  return std::vector<HostTensor>{std::move(h), std::move(y)};
+}
+
+// Rotary embedding (rotate-half) of Q [T,HQ,D] and K [T,HK,D] by Cos/Sin [T,D/2].
+absl::StatusOr<std::vector<HostTensor>> RefRope(const Problem& p,
+                                                const std::vector<HostTensor>& ts) {
+  int64_t T = p.shape.at("T"), D = p.shape.at("D"), half = D / 2;
+  ASSIGN_OR_RETURN(const HostTensor* cos, Need(ts, "Cos", 2));
+  ASSIGN_OR_RETURN(const HostTensor* sin, Need(ts, "Sin", 2));
+  std::vector<HostTensor> out;
+  for (const auto& [in, name, heads] :
+       {std::tuple{"Q", "QO", p.shape.at("HQ")}, std::tuple{"K", "KO", p.shape.at("HK")}}) {
+    ASSIGN_OR_RETURN(const HostTensor* x, Need(ts, in, 3));
+    HostTensor o = Output(name, {T, heads, D});
+    for (int64_t t = 0; t < T; ++t) {
+      for (int64_t h = 0; h < heads; ++h) {
+        for (int64_t i = 0; i < half; ++i) {
+          double c = cos->At({t, i}), sn = sin->At({t, i});
+          double a = x->At({t, h, i}), b = x->At({t, h, half + i});
+          o.At({t, h, i}) = a * c - b * sn;
+          o.At({t, h, half + i}) = b * c + a * sn;
+        }
+      }
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<HostTensor>> RefElementwise(const Problem& p,
                                                        const std::vector<HostTensor>& ts) {
   ASSIGN_OR_RETURN(const HostTensor* x, Need(ts, "X", 1));
@@ -306,6 +355,24 @@ const std::vector<Family>& Families() {
        {},
        {"Y"},
        {{"R", 8}, {"N", 512}}},
+      {"add_rmsnorm",
+       "H = X + Res; Y = H / sqrt(mean(H^2) + 1e-6) * W over the last dim (residual add + "
+       "RMSNorm, both written)",
+       {"R", "N"},
+       {},
+       kFloat,
+       {},
+       {"Y", "H"},
+       {{"R", 8}, {"N", 512}}},
+      {"rope",
+       "rotary embedding (rotate-half) of Q [T,HQ,D] and K [T,HK,D] by Cos/Sin [T,D/2]: "
+       "QO[i] = Q[i] cos - Q[i+D/2] sin, QO[i+D/2] = Q[i+D/2] cos + Q[i] sin (KO alike)",
+       {"T", "HQ", "HK", "D"},
+       {},
+       kFloat,
+       {},
+       {"QO", "KO"},
+       {{"T", 4}, {"HQ", 4}, {"HK", 2}, {"D", 64}}},
   };
   return kFamilies;
 }
@@ -398,6 +465,9 @@ absl::StatusOr<Problem> MakeProblem(const std::string& family,
       return absl::InvalidArgumentError("attention: H must be a multiple of HKV (GQA groups)");
     }
   }
+  if (family == "rope" && p.shape["D"] % 2 != 0) {
+    return absl::InvalidArgumentError("rope: D must be even (the two rotated halves)");
+  }
   if (family == "moe" && p.shape["TOPK"] > p.shape["E"]) {
     return absl::InvalidArgumentError("moe: TOPK must not exceed E");
   }
@@ -479,6 +549,8 @@ double Flops(const Problem& p) {
   if (f == "reduction") return d("R") * d("N");
   if (f == "softmax") return 5 * d("R") * d("N");
   if (f == "rmsnorm") return 4 * d("R") * d("N");
+  if (f == "add_rmsnorm") return 5 * d("R") * d("N");
+  if (f == "rope") return 3 * d("T") * (d("HQ") + d("HK")) * d("D");
   return 7 * d("R") * d("N");
 }
 
@@ -495,6 +567,8 @@ double Bytes(const Problem& p) {
     return d("T") * d("D") * (e + 4) + d("E") * 3 * d("D") * d("F") * e + d("T") * d("TOPK") * 8;
   if (f == "elementwise") return 3 * d("N") * e;
   if (f == "reduction") return d("R") * d("N") * e + d("R") * 4;
+  if (f == "add_rmsnorm") return d("R") * d("N") * 4 * e + d("N") * e;
+  if (f == "rope") return d("T") * ((d("HQ") + d("HK")) * d("D") * 2 + d("D")) * e;
   return d("R") * d("N") * (e + 4) + d("N") * e * (f == "layernorm" ? 2 : 1);
 }
 
@@ -516,8 +590,20 @@ nlohmann::json RunnerCheck(const Problem& p) {
     if (f == "softmax") return {{"op", "softmax"}, {"a", "X"}, {"c", "Y"}};
     if (f == "rmsnorm")
       return {{"op", "rmsnorm"}, {"a", "X"}, {"b", "W"}, {"c", "Y"}, {"eps", 1e-6}};
-    if (f == "elementwise" && opt("op") == "add")
-      return {{"op", "add"}, {"a", "X"}, {"b", "Y"}, {"c", "Z"}};
+    if (f == "elementwise") return {{"op", opt("op")}, {"a", "X"}, {"b", "Y"}, {"c", "Z"}};
+    if (f == "layernorm") {
+      return {{"op", "layernorm"}, {"a", "X"}, {"b", "W"},
+              {"d", "Bias"},       {"c", "Y"}, {"eps", 1e-5}};
+    }
+    if (f == "reduction") return {{"op", "row_sum"}, {"a", "X"}, {"c", "Y"}};
+    if (f == "add_rmsnorm") {
+      return {{"op", "add_rmsnorm"}, {"a", "X"}, {"u", "Res"}, {"b", "W"}, {"c", "Y"}, {"e", "H"},
+              {"eps", 1e-6}};
+    }
+    if (f == "rope") {
+      return {{"op", "rope"}, {"a", "Q"},  {"b", "K"}, {"u", "Cos"},
+              {"d", "Sin"},   {"c", "QO"}, {"e", "KO"}};
+    }
     if (f == "moe")
       return {{"op", "moe"}, {"a", "X"}, {"b", "Wg"},    {"u", "Wu"},
               {"d", "Wd"},   {"c", "Y"}, {"ids", "Ids"}, {"weights", "Wt"}};
@@ -550,6 +636,10 @@ std::string BaselineName(const Problem& p, const std::string& target) {
   if (p.family == "attention" && nv) return "torch_sdpa";
   // PyTorch's loop over experts (issue 7's MoE baseline), on the candidate's own inputs.
   if (p.family == "moe" && nv && RunnerCheck(p)["op"] == "moe") return "torch_moe_loop";
+  // The memory-bound families: PyTorch eager and torch.compile on the candidate's own inputs.
+  static const std::set<std::string> kTorch = {"elementwise", "reduction",   "softmax", "rmsnorm",
+                                               "layernorm",   "add_rmsnorm", "rope"};
+  if (nv && kTorch.count(p.family) && RunnerCheck(p)["op"] != "problem") return "torch";
   // Elsewhere the baseline is the family's KB baseline template, timed on the same worker.
   return "kb-baseline-template";
 }
@@ -564,7 +654,7 @@ std::map<std::string, int64_t> ExprEnv(const Problem& p) {
 }
 
 std::map<std::string, std::string> SourceVars(const Problem& p) {
-  std::map<std::string, std::string> vars = {{"dtype", p.dtype}};
+  std::map<std::string, std::string> vars = {{"dtype", p.dtype}, {"out_dtype", p.dtype}};
   if (p.family == "gemm") {
     vars["A_DIMS"] = Opt(p, "trans_a") ? R"(("M", "K"), (1, "M"))" : R"("M", "K")";
     vars["B_DIMS"] = Opt(p, "trans_b") ? R"(("K", "N"), (1, "K"))" : R"("K", "N")";
@@ -604,6 +694,8 @@ absl::StatusOr<std::vector<HostTensor>> Reference(const Problem& p,
   if (f == "attention") return RefAttention(p, tensors);
   if (f == "moe") return RefMoe(p, tensors);
   if (f == "elementwise") return RefElementwise(p, tensors);
+  if (f == "add_rmsnorm") return RefAddRmsnorm(p, tensors);
+  if (f == "rope") return RefRope(p, tensors);
   return RefRows(p, tensors);
 }
 

@@ -71,6 +71,7 @@ void Walker::FindWrittenTensors() {
           dsts.push_back(o.operands[0]);
           break;
         case OpCode::kCopy:
+        case OpCode::kThreadCopy:
         case OpCode::kStoreFragment:
         case OpCode::kTmaStore:
           if (o.operands.size() > 1) dsts.push_back(o.operands[1]);

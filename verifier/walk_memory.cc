@@ -16,6 +16,7 @@ void Walker::StepMemory(const Op& op) {
       StepLoadStore(op);
       return;
     case OpCode::kCopy:
+    case OpCode::kThreadCopy:
       StepCopy(op);
       return;
     case OpCode::kCommitGroup:
@@ -87,7 +88,11 @@ void Walker::StepCopy(const Op& op) {
   const dsl::ir::Layout& tl = op.layout;
   expr t(c_);
   int64_t vec = std::max<int64_t>(1, tl.vec);
-  if (tl.shape.size() == 2 && el.size() == 2) {
+  expr g(c_);
+  if (op.code == OpCode::kThreadCopy) {  // every element by the thread itself
+    t = tid_base_;
+    g = *pc_ && range;
+  } else if (tl.shape.size() == 2 && el.size() == 2) {
     t = z3::mod(el[0], I(tl.shape[0])) * I(tl.shape[1]) + z3::mod(el[1] / I(vec), I(tl.shape[1]));
   } else if (tl.shape.size() == 1 && el.size() == 1) {
     t = z3::mod(el[0] / I(vec), I(tl.shape[0]));
@@ -95,10 +100,12 @@ void Walker::StepCopy(const Op& op) {
     Unsupported(op, "copy with this thread-layout rank");
     return;
   }
-  z3::expr_vector from(c_), to(c_);
-  from.push_back(tid_base_);
-  to.push_back(t);
-  expr g = const_cast<expr&>(*pc_).substitute(from, to) && range && t < I(f_.threads);
+  if (op.code == OpCode::kCopy) {  // the thread of each element, under the guard
+    z3::expr_vector from(c_), to(c_);
+    from.push_back(tid_base_);
+    to.push_back(t);
+    g = const_cast<expr&>(*pc_).substitute(from, to) && range && t < I(f_.threads);
+  }
   auto sc = Coords(s.view, el);
   auto dc = Coords(d.view, el);
   Accessed(op, s.view, sc, g, el);

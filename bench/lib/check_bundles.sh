@@ -34,7 +34,7 @@ cat > argus-runner <<'SH'
 while [ $# -gt 0 ]; do case $1 in --out) o=$2; shift 2 ;; *) shift ;; esac; done
 echo '{"outcome": "ok", "timing": {"median_ms": 1.0}, "baseline": {"name": "stand-in", "timing": {"median_ms": 1.1}}, "ratio": 0.91, "tflops": 1, "bytes": 1e6, "flops": 1e9, "check": {"mode": "full"}}' > "$o"
 SH
-touch argus-sdpa-baseline.py
+touch argus-sdpa-baseline.py argus-torch-baseline.py
 chmod +x argus-candidate argus argus-runner
 cp "$tmp/build/bin/argus-runner" "$tmp/old-runner"
 cd "$tmp"

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Writes candidate payloads for the MoE suite (SwiGLU experts, top-k routing) against PyTorch's
-loop over experts (the runner's torch_moe_loop baseline) at the target shapes (T4096 H2048 I1408
-E64 top-6, T4096 H4096 I14336 E8 top-2).
+"""Writes candidate payloads for the MoE suite (SwiGLU experts, top-k routing) against what a
+PyTorch user runs (the runner's torch_moe_loop baseline: the loop over experts and a sort +
+torch._grouped_mm pipeline, the faster one ranked) at the target shapes (T4096 H2048 I1408 E64
+top-6, T4096 H4096 I14336 E8 top-2) and three more (E128 top-8 H2048 I768 at T4096 and T512,
+E16 top-2 H4096 I6400).
 
 Kernels: the KB template kb/templates/moe_mlp.py (one block per token, SIMT) and, cases
 *-wgmma, the six-launch tensor-core pipeline kb/templates/moe_wgmma.py (count, place, gather,
@@ -25,6 +27,11 @@ def cases():
     small = {"T": 64, "D": 64, "F": 128, "E": 8, "TOPK": 2}
     e64 = {"T": 4096, "D": 2048, "F": 1408, "E": 64, "TOPK": 6}
     e8 = {"T": 4096, "D": 4096, "F": 14336, "E": 8, "TOPK": 2}
+    # Three more routings: 128 experts top-8 (Qwen3-30B-A3B's FFN) at 4096 tokens and at 512
+    # (32 rows per expert), and 16 experts top-2 (Phi-3.5-MoE's).
+    e128 = {"T": 4096, "D": 2048, "F": 768, "E": 128, "TOPK": 8}
+    e128_t512 = dict(e128, T=512)
+    e16 = {"T": 4096, "D": 4096, "F": 6400, "E": 16, "TOPK": 2}
     slow = {"warmup": 1, "reps": 3, "flush_l2": True}
     timed = {"warmup": 5, "reps": 20, "flush_l2": True}
     return {
@@ -34,6 +41,9 @@ def cases():
         "small-wgmma": ("moe_wgmma", {"GW": "256"}, dict(small, D=256), {"warmup": 3, "reps": 10}, 30),
         "e64-wgmma": ("moe_wgmma", {}, e64, timed, 120),
         "e8-wgmma": ("moe_wgmma", {}, e8, timed, 120),
+        "e128-wgmma": ("moe_wgmma", {}, e128, timed, 120),
+        "e128-t512-wgmma": ("moe_wgmma", {}, e128_t512, timed, 120),
+        "e16-wgmma": ("moe_wgmma", {}, e16, timed, 120),
         # Knob variants, timed without the loop (the case above times it in the same run).
         "e8-wgmma-g16": ("moe_wgmma", {"GROUP": "16"}, e8, dict(timed, baseline=False), 120),
         "e8-wgmma-s3": ("moe_wgmma", {"STAGES": "3"}, e8, dict(timed, baseline=False), 120),

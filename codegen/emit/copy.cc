@@ -1,4 +1,5 @@
-// Block copies (kCopy) of rank-1 and rank-2 tiles through a thread layout:
+// Block copies (kCopy) of rank-1 and rank-2 tiles through a thread layout
+// and per-thread copies (kThreadCopy: each thread the whole tile):
 // each thread moves `vec` contiguous elements per (row, column block) of the
 // layout, in 16-, 8- or 4-byte chunks where the views allow (cp.async on
 // sm_90a when async, buffer loads on gfx942), else element by element.
@@ -62,9 +63,12 @@ absl::Status Emitter::Copy(const ir::Op& op) {
   ASSIGN_OR_RETURN(p.rd, RootOf(op, dv));
   p.s = LoadView(sv);
   p.d = LoadView(dv);
-  Value* tid = Tid();
+  // A thread copy is the whole tile by each thread: thread 0's share of a
+  // one-thread layout.
+  const bool own = op.code == OpCode::kThreadCopy;
+  Value* tid = own ? C32(0) : Tid();
   p.done = BasicBlock::Create(ctx_, "copy.done", fn_);
-  if (tl.Size() < f_.threads) {
+  if (!own && tl.Size() < f_.threads) {
     BasicBlock* go = BasicBlock::Create(ctx_, "copy", fn_);
     b_.CreateCondBr(b_.CreateICmpULT(tid, C32(tl.Size())), go, p.done);
     b_.SetInsertPoint(go);

@@ -17,6 +17,7 @@ absl::Status Emitter::MemoryOp(const ir::Op& op) {
     case OpCode::kBufferLoad:
       return ElementAccess(op);
     case OpCode::kCopy:
+    case OpCode::kThreadCopy:
       return Copy(op);
     case OpCode::kCommitGroup:
       if (!amd_) Call(I::nvvm_cp_async_commit_group, {});

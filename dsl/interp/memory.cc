@@ -89,7 +89,10 @@ absl::Status Machine::Copy(Thread& t, const Insn& in) {
                               " is not a multiple of the thread layout's ", per));
     }
   }
-  if (t.tid >= tl.Size()) return absl::OkStatus();
+  // A block copy spreads the tile over the layout's threads; a thread copy
+  // gives each thread all of it (its layout: one thread, vec = the extent).
+  const int64_t tid = op.code == ir::OpCode::kThreadCopy ? 0 : t.tid;
+  if (tid >= tl.Size()) return absl::OkStatus();
   int64_t idx[2];
   auto one = [&](int64_t i, int64_t j) -> absl::Status {
     idx[0] = i;
@@ -108,13 +111,13 @@ absl::Status Machine::Copy(Thread& t, const Insn& in) {
   };
   int64_t vec = tl.vec;
   if (rank == 1) {
-    int64_t tc = t.tid;
+    int64_t tc = tid;
     for (int64_t jb = tc * vec; jb < s.shape[0]; jb += tl.shape[0] * vec) {
       for (int64_t v = 0; v < vec; ++v) RETURN_IF_ERROR(one(0, jb + v));
     }
     return absl::OkStatus();
   }
-  int64_t tr = t.tid / tl.shape[1], tc = t.tid % tl.shape[1];
+  int64_t tr = tid / tl.shape[1], tc = tid % tl.shape[1];
   for (int64_t i = tr; i < s.shape[0]; i += tl.shape[0]) {
     for (int64_t jb = tc * vec; jb < s.shape[1]; jb += tl.shape[1] * vec) {
       for (int64_t v = 0; v < vec; ++v) RETURN_IF_ERROR(one(i, jb + v));

@@ -67,6 +67,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline absl::Status Machine::ExecMemory(Thread& t, 
     return LoadStore(t, in, s);
   switch (in.code) {
     case Bc::kCopy:
+    case Bc::kThreadCopy:
       return Copy(t, in);
     case Bc::kCommitGroup:
       CommitGroup(t);

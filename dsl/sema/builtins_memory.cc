@@ -1,5 +1,6 @@
-// Memory builtins: tile copies (copy, copy_async, cp_async), cp.async group
-// commits and waits, and AMD buffer loads.
+// Memory builtins: tile copies (copy, copy_async, cp_async), per-thread
+// vector copies (thread_copy), cp.async group commits and waits, and AMD
+// buffer loads.
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
 #include "dsl/sema/lowering.h"
@@ -26,6 +27,54 @@ absl::StatusOr<Val> FnLowering::Copy(const BuiltinCall& c) {
   ir::Op& op = Emit(OpCode::kCopy, c.loc, -1, {src, dst});
   op.layout = tl.layout;
   op.ints = {async ? 1 : 0};
+  op.name = c.name;
+  return Val::None(c.loc);
+}
+
+// thread_copy(src, dst): each thread moves a small tile of constant shape by
+// itself (e.g. 8 bf16 of a row into registers), so that codegen can use one
+// 16-byte access instead of eight 2-byte ones. Bytes are moved, not
+// converted: both views have one dtype.
+absl::StatusOr<Val> FnLowering::ThreadCopy(const BuiltinCall& c) {
+  constexpr int64_t kMaxBytes = 256;  // a register-sized tile per thread
+  const auto& a = c.args;
+  ASSIGN_OR_RETURN(std::vector<Val> v, EvalAll(a));
+  ASSIGN_OR_RETURN(int src, ViewVar(v[0], a[0]->loc, "thread_copy source"));
+  ASSIGN_OR_RETURN(int dst, ViewVar(v[1], a[1]->loc, "thread_copy destination"));
+  const Type st = TypeOf(src), dt = TypeOf(dst);
+  if (st.rank() != dt.rank() || st.rank() < 1 || st.rank() > 2) {
+    return Err(c.loc,
+               absl::StrCat("thread_copy takes views of one rank, 1 or 2; found ", st.rank(),
+                            " and ", dt.rank()),
+               "slice both sides to a row: X[r, j:j + 8]");
+  }
+  int64_t elems = 1;
+  for (int d = 0; d < st.rank(); ++d) {
+    if (st.shape[d] < 0 || st.shape[d] != dt.shape[d]) {
+      return Err(c.loc,
+                 absl::StrCat("thread_copy needs one constant shape on both sides; found ",
+                              st.ToString(), " and ", dt.ToString()),
+                 "slice with a constant extent: X[r, j:j + 8]");
+    }
+    elems *= st.shape[d];
+  }
+  if (st.dtype != dt.dtype) {
+    return Err(c.loc,
+               absl::StrCat("thread_copy moves bytes and cannot convert ", DTypeName(st.dtype),
+                            " to ", DTypeName(dt.dtype)),
+               "copy into a local of the source's dtype, then convert element by element");
+  }
+  if (elems * DTypeBytes(st.dtype) > kMaxBytes) {
+    return Err(c.loc,
+               absl::StrCat("thread_copy of ", elems * DTypeBytes(st.dtype),
+                            " bytes per thread; at most ", kMaxBytes),
+               "copy a smaller tile per call");
+  }
+  ir::Op& op = Emit(OpCode::kThreadCopy, c.loc, -1, {src, dst});
+  op.layout.shape.assign(st.rank(), 1);
+  op.layout.stride.assign(st.rank(), 1);
+  op.layout.vec = st.shape[st.rank() - 1];
+  op.ints = {0};  // never async
   op.name = c.name;
   return Val::None(c.loc);
 }

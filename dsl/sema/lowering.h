@@ -217,6 +217,7 @@ class FnLowering {
 
   // ---- memory (builtins_memory.cc)
   absl::StatusOr<Val> Copy(const BuiltinCall& c);
+  absl::StatusOr<Val> ThreadCopy(const BuiltinCall& c);
   absl::Status CheckCopyShapes(const BuiltinCall& c, const ir::Type& st, const ir::Type& dt,
                                const ir::Layout& tl);
   absl::Status CheckAsyncCopy(const BuiltinCall& c, const ir::Type& st, const ir::Type& dt,

@@ -1,5 +1,6 @@
 """argus_helper_timing: what the runner's PyTorch baseline helpers (argus-sdpa-baseline.py,
-argus-moe-baseline.py) share: one-JSON-object replies and CUDA-event timing with an L2 flush.
+argus-moe-baseline.py, argus-torch-baseline.py) share: one-JSON-object replies, importing PyTorch
+with a CUDA device, and CUDA-event timing with an L2 flush.
 
 It sits beside them (installed as bin/argus_helper_timing.py; every bundle that carries a helper
 carries it too) and is imported from the helper's own directory.
@@ -13,6 +14,17 @@ def emit(obj):
     """Prints the helper's one JSON reply and exits 0 (whatever the outcome)."""
     print(json.dumps(obj))
     sys.exit(0)
+
+
+def cuda_torch():
+    """PyTorch with a CUDA device, or the helper's "unsupported" reply (and exit)."""
+    try:
+        import torch
+    except Exception as e:  # noqa: BLE001 - any import failure means no baseline
+        emit({"outcome": "unsupported", "message": f"PyTorch not importable: {e}"})
+    if not torch.cuda.is_available():
+        emit({"outcome": "unsupported", "message": "PyTorch sees no CUDA device"})
+    return torch
 
 
 def time_cuda(torch, run, warmup, reps, flush):

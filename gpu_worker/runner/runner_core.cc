@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "gpu_worker/runner/cuda_types.h"
+#include "gpu_worker/runner/row_refs.h"
 
 namespace argus::runner {
 
@@ -309,12 +310,16 @@ bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
       cs.samples = c.value("samples", cs.samples);
       cs.rtol = c.value("rtol", -1.0);
       cs.atol = c.value("atol", -1.0);
+      cs.e = c.value("e", "");
       if (cs.op != "gemm" && cs.op != "add" && cs.op != "none" && cs.op != "softmax" &&
-          cs.op != "rmsnorm" && cs.op != "attention" && cs.op != "moe") {
-        *error = "check.op must be gemm, add, softmax, rmsnorm, attention, moe or none";
+          cs.op != "rmsnorm" && cs.op != "attention" && cs.op != "moe" && !IsRowRefOp(cs.op)) {
+        *error =
+            "check.op must be gemm, add, softmax, rmsnorm, attention, moe, layernorm, row_sum, "
+            "mul, silu_mul, add_rmsnorm, rope or none";
         return false;
       }
-      for (const std::string* name : {&cs.a, &cs.b, &cs.c, &cs.d, &cs.u, &cs.ids, &cs.weights}) {
+      for (const std::string* name :
+           {&cs.a, &cs.b, &cs.c, &cs.d, &cs.u, &cs.e, &cs.ids, &cs.weights}) {
         if (!name->empty() && s->Find(*name) == nullptr) {
           *error = "check names unknown tensor " + *name;
           return false;
@@ -324,10 +329,19 @@ bool ParseRunSpec(const json& j, RunSpec* s, std::string* error) {
         *error = "check.c names a scratch tensor (" + cs.c + "), which is never checked";
         return false;
       }
-      if (cs.op != "none" &&
-          (cs.a.empty() || (cs.b.empty() && cs.op != "softmax") || cs.c.empty() ||
-           (cs.d.empty() && (cs.op == "attention" || cs.op == "moe")) ||
-           ((cs.ids.empty() || cs.weights.empty() || cs.u.empty()) && cs.op == "moe"))) {
+      if (IsRowRefOp(cs.op)) {
+        if (cs.a.empty() || cs.c.empty()) {
+          *error = "check." + cs.op + " needs a and c";
+          return false;
+        }
+        if (std::string e = RowRefSizeError(cs, *s); !e.empty()) {
+          *error = e;
+          return false;
+        }
+      } else if (cs.op != "none" &&
+                 (cs.a.empty() || (cs.b.empty() && cs.op != "softmax") || cs.c.empty() ||
+                  (cs.d.empty() && (cs.op == "attention" || cs.op == "moe")) ||
+                  ((cs.ids.empty() || cs.weights.empty() || cs.u.empty()) && cs.op == "moe"))) {
         *error = "check." + cs.op + " needs a, b and c";
         return false;
       }
@@ -716,6 +730,7 @@ CheckResult CheckOutput(const CheckSpec& check, const std::vector<HostTensor>& t
         token(static_cast<int64_t>(rng.Next() % static_cast<uint64_t>(T)));
     }
   }
+  if (IsRowRefOp(check.op)) CheckRowRef(check, tensors, out, seed, compare, &r.mode);
   if (check.op == "softmax" || check.op == "rmsnorm" || check.op == "attention") {
     const HostTensor* a = FindTensor(tensors, check.a);
     const HostTensor* b = check.b.empty() ? nullptr : FindTensor(tensors, check.b);

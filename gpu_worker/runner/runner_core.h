@@ -30,6 +30,14 @@
 //           | {"op": "add", "a": "a", "b": "b", "c": "c"} | {"op": "none", "c": "C"}
 //           | {"op": "softmax", "a": "X", "c": "Y", "m": rows, "n": cols}
 //           | {"op": "rmsnorm", "a": "X", "b": "W", "c": "Y", "m": rows, "n": cols, "eps": 1e-6}
+//           | {"op": "layernorm", "a": "X", "b": "W", "d": "Bias", "c": "Y", "m", "n", "eps"}
+//           | {"op": "row_sum", "a": "X", "c": "Y", "m": rows, "n": cols}
+//           | {"op": "mul" | "silu_mul", "a": "X", "b": "Y", "c": "Z"}  (silu(a) * b)
+//           | {"op": "add_rmsnorm", "a": "X", "u": "Res", "b": "W", "c": "Y", "e": "H",
+//              "m", "n", "eps"}  (H = X + Res, Y = rmsnorm(H as stored) * W)
+//           | {"op": "rope", "a": "Q", "b": "K", "u": "Cos", "d": "Sin", "c": "QO", "e": "KO",
+//              "m": tokens, "n": head_dim}  (rotate-half; Q/K [m, heads, n], Cos/Sin [m, n/2])
+//             (row_refs.h; "e" names a second output, checked like "c")
 //           | {"op": "attention", "a": "Q", "b": "K", "d": "V", "c": "O", "m": batch*heads,
 //              "n": seq, "k": head_dim, "causal": false, "kv_heads": batch*kv_heads,
 //              "kv_len": kv_seq, "batch": 1, "scale": 1/sqrt(k)}
@@ -50,7 +58,11 @@
 //                the argus-sdpa-baseline.py helper, its fastest correct backend)
 //                | "torch_moe_loop" (moe: PyTorch's loop over experts through the
 //                argus-moe-baseline.py helper, on the kernel's own inputs, its
-//                output checked against the moe reference)
+//                output checked against the moe reference; it also times a sort +
+//                torch._grouped_mm pipeline and ranks by the faster)
+//                | "torch" (the memory-bound checks: PyTorch eager and torch.compile
+//                through argus-torch-baseline.py on the kernel's own inputs, and a
+//                device-to-device copy of `bytes`)
 //                | "none",
 //    "timing": {"warmup": 10, "reps": 50, "flush_l2": true, "budget_ms": 0,
 //               "rounds": 1},
@@ -109,8 +121,9 @@ struct ArgSpec {
 };
 
 struct CheckSpec {
-  std::string op = "none";  // gemm | add | softmax | rmsnorm | attention | moe | none
+  std::string op = "none";  // gemm | add | softmax | rmsnorm | attention | moe | none, row_refs.h's
   std::string a, b, c, d;
+  std::string e;                  // a second checked output (add_rmsnorm: H; rope: K's)
   std::string u;                  // moe: the up projection (b is the gate, d the down one)
   std::string ids, weights;       // moe: routed expert ids [m, topk] (i32), their weights
   int64_t experts = 0, topk = 0;  // moe: from the shapes of b and ids

@@ -4,7 +4,7 @@
 //   argus-runner --inventory
 //   argus-runner --spec SPEC.json [--out RESULT.json] [--device N]
 //                [--cublas /path/libcublas.so.13] [--no-baseline]
-//                [--sdpa_helper PATH] [--moe_helper PATH]
+//                [--sdpa_helper PATH] [--moe_helper PATH] [--torch_helper PATH]
 //
 // The spec format is in runner_core.h; the result format in README.md
 // beside this file. Exit status: 0 when a result was written (whatever its
@@ -224,7 +224,8 @@ struct Runner {
     bool any = false;
     for (size_t i = 0; i < host.size(); ++i) {
       if (host[i].spec.init != "poison" || host[i].spec.scratch) continue;
-      const bool is_c = host[i].spec.name == spec.check.c;
+      const bool is_c = host[i].spec.name == spec.check.c ||
+                        (!spec.check.e.empty() && host[i].spec.name == spec.check.e);
       if (c_override != 0 && !is_c) continue;
       HostTensor out = host[i];
       const uint64_t src = (c_override != 0) ? c_override : dev[i];
@@ -462,22 +463,74 @@ struct Runner {
                     {"reps", spec.reps},
                     {"flush_bytes", std::max<size_t>(flush_bytes, 1)},
                     {"seed", spec.seed}};
+    json b = {{"name", "torch_sdpa"}, {"helper", sdpa_helper}};
+    if (!CallHelper(sdpa_helper, request, std::max(60.0, spec.timeout_s * 6), &b)) return b;
+    if (b.contains("timing")) b.update(Throughput(TimingFromJson(b["timing"])));
+    return b;
+  }
+
+  // A scratch directory for a helper's raw inputs and outputs: /dev/shm when
+  // it has room for them (a container's is often 64 MB), else /tmp; empty when
+  // neither can be made.
+  std::string MakeScratchDir() {
+    double need = 0;
+    for (const HostTensor& t : host) need += static_cast<double>(t.data.size());
+    struct statvfs fs {};
+    const bool shm =
+        access("/dev/shm", W_OK) == 0 && statvfs("/dev/shm", &fs) == 0 &&
+        static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize) > need * 1.1;
+    std::string dir = std::string(shm ? "/dev/shm" : "/tmp") + "/argus-helper-XXXXXX";
+    return mkdtemp(dir.data()) == nullptr ? "" : dir;
+  }
+
+  // Writes host tensor `name` raw to `path`.
+  bool WriteTensor(const std::string& name, const std::string& path) {
+    for (const HostTensor& t : host) {
+      if (t.spec.name != name) continue;
+      std::ofstream out(path, std::ios::binary);
+      out.write(reinterpret_cast<const char*>(t.data.data()),
+                static_cast<std::streamsize>(t.data.size()));
+      return static_cast<bool>(out);
+    }
+    return false;
+  }
+
+  // Output `name` as a helper wrote it to `path`, if of the expected size.
+  bool ReadOutput(const std::string& name, const std::string& path, HostTensor* y) {
+    for (const HostTensor& t : host) {
+      if (t.spec.name == name) *y = t;
+    }
+    bool read = false;
+    const std::string bytes = ReadFile(path, &read);
+    read = read && !y->data.empty() && bytes.size() == y->data.size();
+    if (read) std::memcpy(y->data.data(), bytes.data(), bytes.size());
+    return read;
+  }
+
+  // Runs helper `script` with `request` and merges its one JSON reply into
+  // `b`; false, with b's outcome and message set, when it gave none.
+  bool CallHelper(const std::string& script, const json& request, double timeout_s, json* b) {
     const char* python = std::getenv("ARGUS_PYTHON");
     HelperResult h =
-        RunHelper({python != nullptr ? python : "python3", sdpa_helper, request.dump()},
-                  std::max(60.0, spec.timeout_s * 6));
-    json b = {{"name", "torch_sdpa"}, {"helper", sdpa_helper}};
+        RunHelper({python != nullptr ? python : "python3", script, request.dump()}, timeout_s);
     const size_t brace = h.out.rfind("\n{");
     json reply =
         json::parse(brace == std::string::npos ? h.out : h.out.substr(brace + 1), nullptr, false);
     if (!h.started || h.timed_out || !reply.is_object()) {
-      b["outcome"] = "unsupported";
-      b["message"] = !h.error.empty() ? h.error : "the SDPA helper printed no JSON result";
-      return b;
+      (*b)["outcome"] = "unsupported";
+      (*b)["message"] = !h.error.empty() ? h.error : script + " printed no JSON result";
+      return false;
     }
-    b.update(reply);
-    if (b.contains("timing")) b.update(Throughput(TimingFromJson(b["timing"])));
-    return b;
+    b->update(reply);
+    return true;
+  }
+
+  static void RemoveDir(const std::string& dir) {
+    for (const char* f :
+         {"x", "ids", "weights", "gate", "up", "down", "y", "a", "b", "d", "u", "c", "e"}) {
+      unlink((dir + "/" + f + ".bin").c_str());
+    }
+    rmdir(dir.c_str());
   }
 
   // The MoE baseline: PyTorch's loop over experts (moe_baseline.py), run by a
@@ -491,22 +544,12 @@ struct Runner {
       b["message"] = "torch_moe_loop is a baseline for moe checks only";
       return b;
     }
-    // /dev/shm when it has room for the inputs and Y (a container's is often
-    // 64 MB), else /tmp.
-    double need = 0;
-    for (const HostTensor& t : host) need += static_cast<double>(t.data.size());
-    struct statvfs fs {};
-    const bool shm =
-        access("/dev/shm", W_OK) == 0 && statvfs("/dev/shm", &fs) == 0 &&
-        static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize) > need * 1.1;
-    std::string dir_template = std::string(shm ? "/dev/shm" : "/tmp") + "/argus-moe-XXXXXX";
-    if (mkdtemp(dir_template.data()) == nullptr) {
+    const std::string dir = MakeScratchDir();
+    if (dir.empty()) {
       b["outcome"] = "error";
       b["message"] = "cannot create a scratch directory for the MoE helper";
       return b;
     }
-    const std::string dir = dir_template;
-    std::vector<std::string> files;
     json request = {{"tokens", c.m},
                     {"hidden", c.n},
                     {"ffn", c.k},
@@ -515,7 +558,8 @@ struct Runner {
                     {"dtype", DTypeName(spec.Find(c.a)->dtype)},
                     {"warmup", spec.warmup},
                     {"reps", spec.reps},
-                    {"flush_bytes", std::max<size_t>(flush_bytes, 1)}};
+                    {"flush_bytes", std::max<size_t>(flush_bytes, 1)},
+                    {"out", dir + "/y.bin"}};
     bool written = true;
     for (const auto& [key, name] :
          std::vector<std::pair<std::string, std::string>>{{"x", c.a},
@@ -524,48 +568,20 @@ struct Runner {
                                                           {"gate", c.b},
                                                           {"up", c.u},
                                                           {"down", c.d}}) {
-      const std::string path = dir + "/" + key + ".bin";
-      files.push_back(path);
-      request[key] = path;
-      for (const HostTensor& t : host) {
-        if (t.spec.name != name) continue;
-        std::ofstream out(path, std::ios::binary);
-        out.write(reinterpret_cast<const char*>(t.data.data()),
-                  static_cast<std::streamsize>(t.data.size()));
-        written = written && static_cast<bool>(out);
-      }
+      request[key] = dir + "/" + key + ".bin";
+      written = WriteTensor(name, request[key]) && written;
     }
-    const std::string out_path = dir + "/y.bin";
-    files.push_back(out_path);
-    request["out"] = out_path;
-    HelperResult h;
-    if (written) {
-      const char* python = std::getenv("ARGUS_PYTHON");
-      h = RunHelper({python != nullptr ? python : "python3", moe_helper, request.dump()},
-                    std::max(120.0, spec.timeout_s * 6));
-    }
-    // The helper's output, checked like the kernel's.
-    bool read = false;
-    HostTensor y;
-    for (const HostTensor& t : host) {
-      if (t.spec.name == c.c) y = t;
-    }
-    const std::string bytes = ReadFile(out_path, &read);
-    read = read && bytes.size() == y.data.size();
-    if (read) std::memcpy(y.data.data(), bytes.data(), bytes.size());
-    for (const std::string& f : files) unlink(f.c_str());
-    rmdir(dir.c_str());
-    const size_t brace = h.out.rfind("\n{");
-    json reply =
-        json::parse(brace == std::string::npos ? h.out : h.out.substr(brace + 1), nullptr, false);
-    if (!written || !h.started || h.timed_out || !reply.is_object()) {
+    if (!written) {
+      RemoveDir(dir);
       b["outcome"] = "unsupported";
-      b["message"] = !written           ? "cannot write the inputs for the MoE helper"
-                     : !h.error.empty() ? h.error
-                                        : "the MoE helper printed no JSON result";
+      b["message"] = "cannot write the inputs for the MoE helper";
       return b;
     }
-    b.update(reply);
+    const bool replied = CallHelper(moe_helper, request, std::max(120.0, spec.timeout_s * 6), &b);
+    HostTensor y;
+    const bool read = ReadOutput(c.c, dir + "/y.bin", &y);
+    RemoveDir(dir);
+    if (!replied) return b;
     if (b["outcome"] == "ok") {
       if (!read) {
         b["outcome"] = "wrong";
@@ -575,6 +591,75 @@ struct Runner {
       CheckResult cr = CheckOutput(c, host, y, spec.seed);
       b["check"] = cr.ToJson();
       if (!cr.passed) b["outcome"] = "wrong";
+    }
+    if (b.contains("timing")) b.update(Throughput(TimingFromJson(b["timing"])));
+    return b;
+  }
+
+  // The memory-bound baseline: what a PyTorch user runs (torch_baseline.py:
+  // eager and torch.compile) on the very inputs the kernel ran on, each
+  // output checked here against the kernel's reference; the helper also
+  // times a device-to-device copy of the problem's compulsory bytes.
+  json RunTorchHelper(size_t flush_bytes) {
+    const CheckSpec& c = spec.check;
+    json b = {{"name", "torch"}, {"helper", torch_helper}};
+    const std::string dir = MakeScratchDir();
+    if (dir.empty()) {
+      b["outcome"] = "error";
+      b["message"] = "cannot create a scratch directory for the PyTorch helper";
+      return b;
+    }
+    json request = {{"op", c.op},
+                    {"eps", c.eps},
+                    {"warmup", spec.warmup},
+                    {"reps", spec.reps},
+                    {"copy_bytes", spec.bytes},
+                    {"flush_bytes", std::max<size_t>(flush_bytes, 1)},
+                    {"inputs", json::object()},
+                    {"outputs", json::object()}};
+    auto describe = [&](const std::string& role, const std::string& name) {
+      const TensorSpec* t = spec.Find(name);
+      return json{
+          {"path", dir + "/" + role + ".bin"}, {"dtype", DTypeName(t->dtype)}, {"shape", t->shape}};
+    };
+    bool written = true;
+    for (const auto& [role, name] : std::vector<std::pair<std::string, std::string>>{
+             {"a", c.a}, {"b", c.b}, {"d", c.d}, {"u", c.u}}) {
+      if (name.empty()) continue;
+      request["inputs"][role] = describe(role, name);
+      written = WriteTensor(name, dir + "/" + role + ".bin") && written;
+    }
+    request["outputs"]["c"] = describe("c", c.c);
+    if (!c.e.empty()) request["outputs"]["e"] = describe("e", c.e);
+    bool replied = false;
+    if (written) {
+      replied = CallHelper(torch_helper, request, std::max(300.0, spec.timeout_s * 10), &b);
+    } else {
+      b["outcome"] = "unsupported";
+      b["message"] = "cannot write the inputs for the PyTorch helper";
+    }
+    std::vector<std::pair<std::string, HostTensor>> outs;
+    for (const auto& [role, name] :
+         std::vector<std::pair<std::string, std::string>>{{"c", c.c}, {"e", c.e}}) {
+      if (name.empty()) continue;
+      HostTensor y;
+      if (ReadOutput(name, dir + "/" + role + ".bin", &y)) outs.emplace_back(name, std::move(y));
+    }
+    RemoveDir(dir);
+    if (!replied || b["outcome"] != "ok") return b;
+    if (outs.size() != (c.e.empty() ? 1u : 2u)) {
+      b["outcome"] = "wrong";
+      b["message"] = "the PyTorch helper wrote no output of the expected size";
+      return b;
+    }
+    for (const auto& [name, y] : outs) {
+      CheckResult cr = CheckOutput(c, host, y, spec.seed);
+      b["check"] = cr.ToJson();
+      if (!cr.passed) {
+        b["outcome"] = "wrong";
+        b["message"] = name + ": " + cr.message;
+        break;
+      }
     }
     if (b.contains("timing")) b.update(Throughput(TimingFromJson(b["timing"])));
     return b;
@@ -629,7 +714,7 @@ struct Runner {
     return slot;
   }
 
-  std::string spec_path, cublas_path, sdpa_helper, moe_helper;
+  std::string spec_path, cublas_path, sdpa_helper, moe_helper, torch_helper;
   int device_index = 0;
   bool no_baseline = false;
 
@@ -804,13 +889,14 @@ struct Runner {
     result["baseline"] = nullptr;
     if (!no_baseline &&
         (spec.baseline == "cublas" || spec.baseline == "torch_sdpa" ||
-         spec.baseline == "torch_moe_loop") &&
+         spec.baseline == "torch_moe_loop" || spec.baseline == "torch") &&
         !hip) {
       json b = spec.baseline == "cublas"
                    ? RunCublas(flush, flush_bytes, ours,
                                [&] { return Time(launch, flush, flush_bytes); })
-               : spec.baseline == "torch_sdpa" ? RunSdpaHelper(flush_bytes)
-                                               : RunMoeHelper(flush_bytes);
+               : spec.baseline == "torch_sdpa"     ? RunSdpaHelper(flush_bytes)
+               : spec.baseline == "torch_moe_loop" ? RunMoeHelper(flush_bytes)
+                                                   : RunTorchHelper(flush_bytes);
       if (b.contains("timing") && b["outcome"] == "ok") {
         const double bm = b["timing"]["median_ms"].get<double>();
         if (bm > 0 && ours.median_ms > 0) {
@@ -851,7 +937,7 @@ int Usage() {
                "usage: argus-runner --inventory [--cublas PATH]\n"
                "       argus-runner --spec SPEC.json [--out RESULT.json] [--device N]\n"
                "                    [--cublas PATH] [--no-baseline] [--sdpa_helper PATH]\n"
-               "                    [--moe_helper PATH]\n");
+               "                    [--moe_helper PATH] [--torch_helper PATH]\n");
   return 2;
 }
 
@@ -885,6 +971,8 @@ int Main(int argc, char** argv) {
       r.sdpa_helper = value();
     else if (a == "--moe_helper")
       r.moe_helper = value();
+    else if (a == "--torch_helper")
+      r.torch_helper = value();
     else if (a == "--help" || a == "-h")
       return Usage(), 0;
     else {
@@ -902,6 +990,7 @@ int Main(int argc, char** argv) {
   InstallCrashHandler("");
   if (r.sdpa_helper.empty()) r.sdpa_helper = BesideSelf("argus-sdpa-baseline.py");
   if (r.moe_helper.empty()) r.moe_helper = BesideSelf("argus-moe-baseline.py");
+  if (r.torch_helper.empty()) r.torch_helper = BesideSelf("argus-torch-baseline.py");
   if (inventory) return Inventory(r.cublas_path);
   if (r.spec_path.empty()) return Usage();
   r.Run();

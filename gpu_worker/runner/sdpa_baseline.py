@@ -26,7 +26,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from argus_helper_timing import emit, time_cuda  # noqa: E402 - beside this script
+from argus_helper_timing import cuda_torch, emit, time_cuda  # noqa: E402 - beside this script
 
 
 def main():
@@ -43,15 +43,13 @@ def main():
         emit({"outcome": "error", "message": f"bad request: {e}"})
     if scale < 0:
         scale = dim ** -0.5
+    torch = cuda_torch()
     try:
-        import torch
         import torch.nn.functional as F
         from torch.nn.attention import SDPBackend, sdpa_kernel
         from torch.nn.attention.bias import causal_lower_right
-    except Exception as e:  # noqa: BLE001 - any import failure means no baseline
-        emit({"outcome": "unsupported", "message": f"PyTorch not importable: {e}"})
-    if not torch.cuda.is_available():
-        emit({"outcome": "unsupported", "message": "PyTorch sees no CUDA device"})
+    except Exception as e:  # noqa: BLE001 - a PyTorch without SDPA backends
+        emit({"outcome": "unsupported", "message": f"PyTorch has no SDPA backends: {e}"})
 
     causal = bool(req.get("causal", False))
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}.get(
