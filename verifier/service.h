@@ -2,9 +2,11 @@
 // proto/argus/v1/verifier.proto).
 //
 // Each request compiles the source with its constants and verifies it with a
-// per-obligation Z3 budget (request.solver_timeout_ms, clamped to
-// [1, max_solver_timeout_ms]) and a total budget from the request's deadline:
-// obligations not decided in time are "unknown", never "proved". Input errors
+// per-obligation Z3 budget — the deterministic resource limit
+// (VerifyOptions::solver_rlimit), with request.solver_timeout_ms (clamped to
+// [1, max_solver_timeout_ms]) as the wall-clock last resort — and a total
+// budget from the request's deadline: obligations not decided within them are
+// "unknown", never "proved". Input errors
 // come back as an ERROR diagnostic in an OK response; oversized requests are
 // INVALID_ARGUMENT. Nothing a request contains can take the service down.
 //
@@ -26,8 +28,8 @@ namespace argus::verifier {
 
 struct ServiceOptions {
   std::string listen = "127.0.0.1:7071";
-  int default_solver_timeout_ms = 5000;
-  int max_solver_timeout_ms = 60000;
+  int default_solver_timeout_ms = 60000;
+  int max_solver_timeout_ms = 600000;
   int64_t max_source_bytes = 1 << 20;
   int64_t default_deadline_ms = 60000;  // when the request sets none
 };
