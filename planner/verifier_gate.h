@@ -33,7 +33,7 @@ struct VerifierGateOptions {
   // resource limit decides "unknown", so a candidate's verdict does not
   // depend on how loaded the machine is.
   unsigned solver_timeout_ms = 60'000;
-  int64_t deadline_ms = 120'000;      // per candidate
+  int64_t deadline_ms = 120'000;  // per candidate
 };
 
 class VerifierGate : public CandidateGate {

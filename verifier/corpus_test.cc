@@ -1,9 +1,9 @@
 // The verifier against its corpus: every seeded bug in tests/verifier/bugs is
 // refuted with the diagnostic its header names, every example verifies clean,
 // and the verdicts agree with the reference interpreter (ground truth).
-#include <catch2/catch.hpp>
-#include <atomic>
 #include <algorithm>
+#include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -849,7 +849,6 @@ TEST_CASE("ground truth: tensor-core flash attention and its seeded bugs") {
     CHECK((std::isnan(*e) || *e > 5e-2));
   }
 }
-
 
 TEST_CASE("ground truth (Hopper): the clean warp-specialized pipelines are numerically right") {
   // K = 512: 8 K tiles, two passes over the 4-stage ring (phases 0 and 1).

@@ -40,7 +40,7 @@ struct VerifyOptions {
   // Wall-clock last resort per obligation (a watchdog interrupts Z3); well
   // above what solver_rlimit allows, so it decides only pathological queries.
   unsigned solver_timeout_ms = 60'000;
-  int window = 4;                     // earlier iterations resolved exactly
+  int window = 4;  // earlier iterations resolved exactly
   bool use_cache = true;
   // Wall-clock budget for the whole verification (0: none). Obligations
   // past it are reported "unknown: deadline exceeded", never "proved".

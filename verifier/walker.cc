@@ -15,7 +15,12 @@ namespace argus::verifier::engine {
 using dsl::ir::OpFamily;
 
 Walker::Walker(const dsl::ir::Module& m, const Function& f, const VerifyOptions& o, Report* r)
-    : mod_(m), f_(f), opt_(o), rep_(r), solver_(o.solver_timeout_ms, o.solver_rlimit), c_(solver_.ctx()) {}
+    : mod_(m),
+      f_(f),
+      opt_(o),
+      rep_(r),
+      solver_(o.solver_timeout_ms, o.solver_rlimit),
+      c_(solver_.ctx()) {}
 
 void Walker::Add(Analysis* a) {
   analyses_.push_back(a);

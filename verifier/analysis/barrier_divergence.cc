@@ -18,11 +18,18 @@ void BarrierDivergence::Before(const Op& op) {
 }
 
 void BarrierDivergence::Check(const Op& op, const char* what) {
-  std::map<unsigned, expr> pins;
-  for (int l : w_.loop_stack()) pins.emplace(w_.loops()[l].var->id(), *w_.loops()[l].var);
-  Inst in = MakeInst(pins);
+  // The other thread is at the same iteration *count* of every enclosing
+  // loop, not at the same loop variable: in `range(thread_id(), N, NT)` the
+  // threads walk different indexes, and they stay in step when NT divides N.
+  Inst in = MakeInst({});
+  expr same_iteration = c_.bool_val(true);
+  for (int l : w_.loop_stack()) {
+    const LoopInfo& loop = w_.loops()[l];
+    expr n = (*loop.var - *loop.lo) / I(loop.step);
+    same_iteration = same_iteration && Sub(in, *loop.var) == Sub(in, *loop.lo) + n * I(loop.step);
+  }
   expr t2 = Sub(in, w_.tid_base());
-  expr bad = w_.pc() && t2 >= 0 && t2 < I(f_.threads) && !Sub(in, w_.pc());
+  expr bad = w_.pc() && t2 >= 0 && t2 < I(f_.threads) && same_iteration && !Sub(in, w_.pc());
   auto watch = BaseWatch();
   watch.emplace_back("@t2", t2);
   Obligation("barrier_divergence", op, bad, watch, [&](const ProofResult& r, Finding* f) {
