@@ -174,9 +174,9 @@ void CheckExamples(int shard) {
   CHECK(kernels >= n);
 }
 
-TEST_CASE("every example verifies clean, no false alarms (shard 0)") { CheckExamples(0); }
-TEST_CASE("every example verifies clean, no false alarms (shard 1)") { CheckExamples(1); }
-TEST_CASE("every example verifies clean, no false alarms (shard 2)") { CheckExamples(2); }
+TEST_CASE("every example verifies clean without false alarms (shard 0)") { CheckExamples(0); }
+TEST_CASE("every example verifies clean without false alarms (shard 1)") { CheckExamples(1); }
+TEST_CASE("every example verifies clean without false alarms (shard 2)") { CheckExamples(2); }
 
 constexpr int kCleanShards = 3;
 
