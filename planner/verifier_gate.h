@@ -29,8 +29,11 @@
 namespace argus::planner {
 
 struct VerifierGateOptions {
-  unsigned solver_timeout_ms = 5000;  // per obligation
-  int64_t deadline_ms = 120'000;      // per candidate
+  // Per obligation, a wall-clock last resort: the verifier's deterministic
+  // resource limit decides "unknown", so a candidate's verdict does not
+  // depend on how loaded the machine is.
+  unsigned solver_timeout_ms = 60'000;
+  int64_t deadline_ms = 120'000;  // per candidate
 };
 
 class VerifierGate : public CandidateGate {

@@ -1,5 +1,6 @@
 #include "verifier/cli.h"
 
+#include <cstdint>
 #include <functional>
 
 #include "absl/strings/numbers.h"
@@ -35,14 +36,18 @@ absl::StatusOr<bool> VerifyVerb(const std::vector<std::string>& args, std::ostre
   std::vector<std::string> consts, dims;
   std::string arch;
   bool json = false;
-  int64_t timeout_ms = 5000, deadline_ms = 0;
+  int64_t timeout_ms = 60'000, deadline_ms = 0;
+  int64_t rlimit = static_cast<int64_t>(Solver::kDefaultRlimit);
   FlagSet fs("argus verify",
              "FILE [--const NAME=V]... [--dims M=..,N=..] [--kernel NAME] [--json]");
   fs.List("const", &consts, "NAME=V: override a const parameter (repeatable)");
   fs.List("dims", &dims, "NAME=V,...: concrete tensor dims (others stay symbolic)");
   fs.String("arch", &arch, "target: sm_90a or gfx942");
   fs.Bool("json", &json, "print the report as JSON");
-  fs.Int("timeout_ms", &timeout_ms, "Z3 time per obligation (a timeout is reported as unknown)");
+  fs.Int("rlimit", &rlimit,
+         "Z3 steps per obligation (deterministic: exhausting them is reported as unknown)");
+  fs.Int("timeout_ms", &timeout_ms,
+         "wall-clock last resort per obligation (a timeout is reported as unknown)");
   std::string kernel;
   fs.String("kernel", &kernel, "verify only this kernel of the file (default: every kernel)");
   fs.Int("deadline_ms", &deadline_ms,
@@ -56,6 +61,9 @@ absl::StatusOr<bool> VerifyVerb(const std::vector<std::string>& args, std::ostre
   if (timeout_ms <= 0 || timeout_ms > 600000) {
     return absl::InvalidArgumentError("--timeout_ms must be in (0, 600000]");
   }
+  if (rlimit <= 0 || rlimit > UINT32_MAX) {
+    return absl::InvalidArgumentError("--rlimit must be in (0, 4294967295]");
+  }
   dsl::CheckOptions check;
   check.arch = arch;
   RETURN_IF_ERROR(SplitKv(consts, "const", [&](const std::string& k, const std::string& v) {
@@ -65,6 +73,7 @@ absl::StatusOr<bool> VerifyVerb(const std::vector<std::string>& args, std::ostre
   if (deadline_ms < 0) return absl::InvalidArgumentError("--deadline_ms must be >= 0");
   VerifyOptions opt;
   opt.solver_timeout_ms = static_cast<unsigned>(timeout_ms);
+  opt.solver_rlimit = static_cast<uint64_t>(rlimit);
   opt.deadline_ms = deadline_ms;
   opt.kernel = kernel;
   RETURN_IF_ERROR(SplitKv(dims, "dims", [&](const std::string& k, const std::string& v) {

@@ -105,6 +105,7 @@ std::string ToJson(const Report& r) {
                                ",\"verified\":", r.verified() ? "true" : "false",
                                ",\"obligations\":", r.obligations, ",\"proved\":", r.proved,
                                ",\"seconds\":", absl::StrFormat("%.4f", r.seconds),
+                               ",\"max_solver_steps\":", r.max_steps,
                                ",\"cached\":", r.cached ? "true" : "false", ",\"findings\":[");
   for (size_t i = 0; i < r.findings.size(); ++i) {
     const Finding& f = r.findings[i];

@@ -48,6 +48,8 @@ struct Report {
   std::string file, kernel;
   int obligations = 0, proved = 0;
   double seconds = 0;
+  // Z3 steps of the costliest obligation (what solver_rlimit bounds).
+  uint64_t max_steps = 0;
   bool cached = false;
   std::vector<Finding> findings;
   bool verified() const;

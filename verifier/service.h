@@ -2,12 +2,13 @@
 // proto/argus/v1/verifier.proto).
 //
 // Each request compiles the source with its constants and verifies it with a
-// per-obligation Z3 budget (request.solver_timeout_ms, clamped to
-// [1, max_solver_timeout_ms]) and a total budget that the server sets: the
-// request's deadline may shorten it, never lengthen it past
-// `max_request_ms` (a request with no deadline gets
-// min(default_deadline_ms, max_request_ms)). Obligations not decided in
-// time are "unknown", never "proved"; Z3 is stopped by our watchdog
+// per-obligation Z3 budget — the deterministic resource limit
+// (VerifyOptions::solver_rlimit), with request.solver_timeout_ms (clamped to
+// [1, max_solver_timeout_ms]) as the wall-clock last resort — and a total
+// budget that the server sets: the request's deadline may shorten it, never
+// lengthen it past `max_request_ms` (a request with no deadline gets
+// min(default_deadline_ms, max_request_ms)). Obligations not decided within
+// them are "unknown", never "proved"; Z3 is stopped by our watchdog
 // (Z3_interrupt, verifier/solver.h), not by its own timeout. Input errors
 // come back as an ERROR diagnostic in an OK response; oversized requests and
 // fields are INVALID_ARGUMENT naming the field and its limit. Nothing a
@@ -31,8 +32,8 @@ namespace argus::verifier {
 
 struct ServiceOptions {
   std::string listen = "127.0.0.1:7071";
-  int default_solver_timeout_ms = 5000;
-  int max_solver_timeout_ms = 60000;
+  int default_solver_timeout_ms = 60000;
+  int max_solver_timeout_ms = 600000;
   int64_t max_source_bytes = 1 << 20;
   int64_t default_deadline_ms = 60000;  // when the request sets none
   int64_t max_request_ms = 30000;       // the most one request may run, whatever its deadline

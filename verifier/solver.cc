@@ -1,6 +1,8 @@
 #include "verifier/solver.h"
 
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -21,9 +23,19 @@ const char* VerdictName(Verdict v) {
   return "?";
 }
 
-Solver::Solver(unsigned timeout_ms) : timeout_ms_(timeout_ms) {}
+Solver::Solver(unsigned timeout_ms, uint64_t rlimit) : timeout_ms_(timeout_ms), rlimit_(rlimit) {}
 
 namespace {
+
+// The context's cumulative resource count (the "rlimit count" statistic).
+uint64_t StepsSoFar(z3::solver& s) {
+  z3::stats st = s.statistics();
+  for (unsigned i = 0; i < st.size(); ++i) {
+    if (st.key(i) == "rlimit count")
+      return st.is_uint(i) ? st.uint_value(i) : static_cast<uint64_t>(st.double_value(i));
+  }
+  return 0;
+}
 
 // Interrupts the context's running check after `ms`, unless it finished.
 // Z3's own "timeout" parameter runs on its scoped_timer thread pool, which can
@@ -91,6 +103,13 @@ absl::StatusOr<ProofResult> Solver::Prove(
   ProofResult result;
   try {
     z3::solver s(ctx_);
+    if (rlimit_ > 0) {
+      z3::params p(ctx_);
+      // Z3 takes the limit as an unsigned int; larger asks mean "no limit".
+      p.set("rlimit", static_cast<unsigned>(std::min<uint64_t>(rlimit_, UINT32_MAX)));
+      s.set(p);
+    }
+    const uint64_t steps_before = StepsSoFar(s);
     for (const auto& a : assumptions_) s.add(a);
     for (const auto& f : facts) s.add(f);
     s.add(!obligation);
@@ -101,6 +120,8 @@ absl::StatusOr<ProofResult> Solver::Prove(
       checked = s.check();
       timed_out = watchdog.Stop();
     }
+    const uint64_t steps_after = StepsSoFar(s);
+    result.steps = steps_after > steps_before ? steps_after - steps_before : 0;
     switch (checked) {
       case z3::unsat:
         result.verdict = Verdict::kProved;
@@ -128,7 +149,13 @@ absl::StatusOr<ProofResult> Solver::Prove(
       }
       case z3::unknown:
         result.verdict = Verdict::kUnknown;
-        result.reason = timed_out ? "timeout" : s.reason_unknown();
+        if (timed_out) {
+          result.reason = absl::StrCat("wall-clock timeout of ", timeout_ms_, " ms");
+        } else if (rlimit_ > 0 && result.steps >= rlimit_) {
+          result.reason = absl::StrCat("resource limit of ", rlimit_, " solver steps");
+        } else {
+          result.reason = s.reason_unknown();
+        }
         break;
     }
   } catch (const z3::exception& e) {

@@ -57,5 +57,47 @@ TEST_CASE("a solver timeout is reported as unknown, never as proved", "[solver]"
   CHECK(r->seconds < 10);
 }
 
+// Factoring (2^31-1)^2 by bit-blasting: far beyond small limits.
+// The obligation holds under `facts` (x, y > 1 below 2^32) only if the
+// square has no other factors.
+z3::expr HardObligation(Solver& s, std::vector<z3::expr>* facts) {
+  auto& c = s.ctx();
+  z3::expr x = c.bv_const("x", 64), y = c.bv_const("y", 64);
+  const uint64_t n = uint64_t{4611686014132420609};
+  facts->push_back(z3::ugt(x, c.bv_val(1, 64)) && z3::ugt(y, c.bv_val(1, 64)));
+  facts->push_back(z3::ult(x, c.bv_val(uint64_t{1} << 32, 64)) &&
+                   z3::ult(y, c.bv_val(uint64_t{1} << 32, 64)));
+  facts->push_back(z3::bvmul_no_overflow(x, y, false));
+  return x * y != c.bv_val(static_cast<uint64_t>(n), 64) || x == y;
+}
+
+TEST_CASE("the resource limit decides unknown, the same way every time", "[solver]") {
+  // No wall-clock limit to speak of: the steps alone stop the check, so the
+  // verdict and the steps spent are the same on every run.
+  uint64_t first = 0;
+  for (int run = 0; run < 2; ++run) {
+    Solver s(/*timeout_ms=*/600'000, /*rlimit=*/50'000);
+    std::vector<z3::expr> facts;
+    z3::expr hard = HardObligation(s, &facts);
+    auto r = s.Prove(hard, facts);
+    REQUIRE(r.ok());
+    REQUIRE(r->verdict == Verdict::kUnknown);
+    CHECK(r->reason == "resource limit of 50000 solver steps");
+    CHECK(r->steps >= 50'000);
+    if (run == 0) first = r->steps;
+    CHECK(r->steps == first);
+  }
+  // An easy obligation in the same context still proves: the limit is per check.
+  Solver s(600'000, 50'000);
+  std::vector<z3::expr> facts;
+  z3::expr hard = HardObligation(s, &facts);
+  REQUIRE(s.Prove(hard, facts).ok());
+  z3::expr t = s.IntVar("t", 0, 127);
+  auto easy = s.Prove(t * 2 < 256);
+  REQUIRE(easy.ok());
+  CHECK(easy->verdict == Verdict::kProved);
+  CHECK(easy->steps < 50'000);
+}
+
 }  // namespace
 }  // namespace argus::verifier

@@ -91,7 +91,7 @@ absl::StatusOr<Report> Verify(const dsl::ir::Module& module, const VerifyOptions
   auto start = std::chrono::steady_clock::now();
   std::string key =
       absl::StrCat(std::hash<std::string>()(dsl::ir::Dump(module)), "|", options.max_dim, "|",
-                   options.solver_timeout_ms, "|", options.window);
+                   options.solver_timeout_ms, "|", options.solver_rlimit, "|", options.window);
   for (const auto& [k, v] : options.dims) absl::StrAppend(&key, "|", k, "=", v);
   absl::StrAppend(&key, "|kernel=", options.kernel);
   if (options.use_cache) {
@@ -125,6 +125,7 @@ absl::StatusOr<Report> Verify(const dsl::ir::Module& module, const VerifyOptions
         }
         rep.obligations += kr.obligations;
         rep.proved += kr.proved;
+        rep.max_steps = std::max(rep.max_steps, kr.max_steps);
         rep.findings.insert(rep.findings.end(), kr.findings.begin(), kr.findings.end());
         break;
       }

@@ -25,6 +25,7 @@
 #include "dsl/check.h"
 #include "dsl/ir.h"
 #include "verifier/report.h"
+#include "verifier/solver.h"
 
 namespace argus::verifier {
 
@@ -33,8 +34,13 @@ struct VerifyOptions {
   // symbolic in [1, max_dim].
   std::map<std::string, int64_t> dims;
   int64_t max_dim = int64_t{1} << 20;
-  unsigned solver_timeout_ms = 5000;  // per obligation; a timeout is "unknown"
-  int window = 4;                     // earlier iterations resolved exactly
+  // Z3 steps per obligation: exhausting them is "unknown". Deterministic, so
+  // a kernel's verdict does not depend on the machine's load.
+  uint64_t solver_rlimit = Solver::kDefaultRlimit;
+  // Wall-clock last resort per obligation (a watchdog interrupts Z3); well
+  // above what solver_rlimit allows, so it decides only pathological queries.
+  unsigned solver_timeout_ms = 60'000;
+  int window = 4;  // earlier iterations resolved exactly
   bool use_cache = true;
   // Wall-clock budget for the whole verification (0: none). Obligations
   // past it are reported "unknown: deadline exceeded", never "proved".

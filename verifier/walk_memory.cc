@@ -36,9 +36,16 @@ void Walker::StepLoadStore(const Op& op) {
   size_t first = store ? 2 : 1;
   Val value = store ? vals_[op.operands[1]] : Val{};
   if (!store) Havoc(op.result);
-  if (v.k != Val::kView || !v.view.ok) return;
+  if (v.k != Val::kView) return;
   std::vector<expr> idx;
   for (size_t i = first; i < op.operands.size(); ++i) idx.push_back(IntOf(op.operands[i]));
+  if (v.view.space == dsl::Space::kLocal && !v.view.ext.empty() &&
+      idx.size() == v.view.ext.size()) {
+    // A local array: only its bounds are checked (its values are untracked).
+    Accessed(op, v.view, idx, *pc_, {});
+    return;
+  }
+  if (!v.view.ok) return;
   if (idx.size() != v.view.ext.size()) return;
   auto cs = Coords(v.view, idx);
   if (op.code != OpCode::kBufferLoad) Accessed(op, v.view, cs, *pc_, {});

@@ -32,6 +32,9 @@ void Walker::StepView(const Op& op) {
       v.k = Val::kView;
       v.view.space = dsl::Space::kLocal;
       v.view.ok = false;
+      // Not tracked as memory (a thread's registers), but indexed in bounds:
+      // the extents let the bounds check see a direct index past the end.
+      v.view.ext.assign(op.layout.shape.begin(), op.layout.shape.end());
       vals_[op.result] = v;
       return;
     }
@@ -61,6 +64,8 @@ void Walker::StepView(const Op& op) {
 void Walker::StepSubview(const Op& op) {
   Val v = vals_[op.operands[0]];
   if (v.k != Val::kView || !v.view.ok) {
+    // A sub-view of a local array has no extents of its own here.
+    if (v.k == Val::kView && v.view.space == dsl::Space::kLocal) v.view.ext.clear();
     vals_[op.result] = v;
     return;
   }

@@ -15,7 +15,12 @@ namespace argus::verifier::engine {
 using dsl::ir::OpFamily;
 
 Walker::Walker(const dsl::ir::Module& m, const Function& f, const VerifyOptions& o, Report* r)
-    : mod_(m), f_(f), opt_(o), rep_(r), solver_(o.solver_timeout_ms), c_(solver_.ctx()) {}
+    : mod_(m),
+      f_(f),
+      opt_(o),
+      rep_(r),
+      solver_(o.solver_timeout_ms, o.solver_rlimit),
+      c_(solver_.ctx()) {}
 
 void Walker::Add(Analysis* a) {
   analyses_.push_back(a);
@@ -121,6 +126,7 @@ absl::StatusOr<ProofResult> Walker::ProveIn(const expr& ob, const Watch& watch) 
   // Flat div/mod terms (arith_norm.h): the Hopper checks compose loop
   // nests and barrier rounds into nested ones that Z3 is slow on.
   auto r = solver_.Prove(NormalizeDivMod(ob.simplify()), facts_, watch);
+  if (r.ok()) rep_->max_steps = std::max(rep_->max_steps, r->steps);
   // An unknown under a timeout cut by the deadline is the deadline's.
   if (t < opt_.solver_timeout_ms && r.ok() && r->verdict == Verdict::kUnknown) deadline_hit_ = true;
   return r;
@@ -134,8 +140,9 @@ void Walker::Obligation(const std::string& check, const Op& op, const expr& bad,
   auto r = ProveIn(!bad, watch);
   if (deadline_hit_ && Expired(op)) return;
   if (trace_ && r.ok()) {
-    std::fprintf(stderr, "[verifier] %s %d:%d %s %.3fs\n", check.c_str(), op.loc.line, op.loc.col,
-                 VerdictName(r->verdict), r->seconds);
+    std::fprintf(stderr, "[verifier] %s %d:%d %s %.3fs %llu steps\n", check.c_str(), op.loc.line,
+                 op.loc.col, VerdictName(r->verdict), r->seconds,
+                 static_cast<unsigned long long>(r->steps));
   }
   auto unknown = [&](const std::string& why) {
     Finding f;

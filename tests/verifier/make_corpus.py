@@ -21,6 +21,10 @@ FA3 = "flash_attention_wgmma"
 FA3_DIMS = "RQ=4096,RKV=4096,BH=8,S=512"
 FA3_DEF = "def flash_attention_wgmma("
 BUGS = [
+    ("strided_block_reduce_tail", "../tests/verifier/clean/strided_block_reduce",
+     [("range(thread_id(), N, NT)", "range(thread_id(), N - 1, NT)")],
+     "barrier_divergence", "s = block_reduce_sum(X[r, j])", ["does not reach it"], "R=64,N=4096,C=16",
+     "an off-by-one loop bound: the block's last thread runs one chunk reduction fewer"),
     ("shift_missing_barrier", "../tests/verifier/clean/shift_shared", [("    barrier()\n", "")],
      "shared_race", "Y[i] = s[(t + 1) % 128]", ["racing write by thread"], "N=1000",
      "a scalar shared store read by the neighbour thread with no barrier between"),
@@ -278,7 +282,11 @@ def main():
     out = os.path.join(HERE, "bugs")
     os.makedirs(out, exist_ok=True)
     for name, base, edits, check, marker, cex, dims, desc in BUGS:
-        text = open(os.path.join(ROOT, "examples", base + ".py")).read()
+        # A base named by its example name may have moved to the KB's templates.
+        path = os.path.join(ROOT, "examples", base + ".py")
+        if not os.path.exists(path):
+            path = os.path.join(ROOT, "kb", "templates", base + ".py")
+        text = open(path).read()
         text = "\n".join(l for l in text.split("\n") if not l.startswith("# "))
         for old, new in edits:
             # "anchor@@old": the first `old` after the first `anchor` (one kernel of several).
