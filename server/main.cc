@@ -27,7 +27,13 @@ int main(int argc, char** argv) {
   flags.String("token_file", &options.token_file, "client tokens (one per line, or NAME TOKEN)");
   flags.String("worker_token_file", &options.worker_token_file, "worker tokens, distinct");
   flags.String("admin_token_file", &options.admin_token_file,
-               "admin tokens: dashboard writes and admin calls need one; unset: read-only");
+               "admin tokens: every job, dashboard writes; unset: no admin");
+  flags.String("read_token_file", &options.read_token_file,
+               "read tokens: the dashboard's pages and /api (admin tokens open them too)");
+  bool open_dashboard = false;
+  flags.Bool("open_dashboard", &open_dashboard,
+             "serve the dashboard's reads (every job, source and worker) to anyone who can "
+             "reach --http, without a token");
   flags.String("tls_cert", &options.tls_cert, "PEM certificate: serve TLS");
   flags.String("tls_key", &options.tls_key, "PEM private key of --tls_cert");
   flags.String("tls_ca", &options.tls_ca, "PEM CA: require client certificates it signed (mTLS)");
@@ -48,6 +54,14 @@ int main(int argc, char** argv) {
   options.max_source_bytes = static_cast<int>(max_source);
   options.max_candidates = static_cast<int>(max_candidates);
   options.planner.max_candidates_limit = options.max_candidates;  // one limit for both
+  if (!http_listen.empty() && !open_dashboard && options.read_token_file.empty() &&
+      options.admin_token_file.empty()) {
+    std::cerr << "argus-server: --http serves every job, source and worker: give "
+                 "--read_token_file FILE (or --admin_token_file) so that reading needs a token, "
+                 "or pass --open_dashboard to serve it to anyone who can reach "
+              << http_listen << "\n";
+    return 2;
+  }
   argus::server::Server server(options);
   argus::OnTerminationSignal([&server] { server.Shutdown(); });
   auto addr = server.Start();
@@ -61,14 +75,8 @@ int main(int argc, char** argv) {
     argus::dashboard::DashboardOptions dash;
     dash.alive_ms = 3 * heartbeat_ms;
     dash.default_max_candidates = options.planner.default_max_candidates;
-    if (!options.admin_token_file.empty()) {
-      auto token = argus::dashboard::ReadTokenFile(options.admin_token_file);
-      if (!token.ok()) {
-        std::cerr << "argus-server: " << token.status().message() << "\n";
-        return 2;
-      }
-      dash.admin_token = *token;
-    }
+    dash.auth = server.auth();
+    dash.open_reads = open_dashboard;
     std::string bound;
     auto started = argus::dashboard::StartDashboard(server.store(), dash, http_listen, &bound);
     if (!started.ok()) {

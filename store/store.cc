@@ -232,15 +232,18 @@ absl::StatusOr<v1::Job> JobStore::GetJobLocked(const std::string& id, bool with_
   return job;
 }
 
-absl::StatusOr<std::vector<v1::Job>> JobStore::ListJobs(int limit, v1::JobState state) {
+absl::StatusOr<std::vector<v1::Job>> JobStore::ListJobs(int limit, v1::JobState state,
+                                                        const std::optional<std::string>& client) {
   std::lock_guard lock(mu_);
   if (limit <= 0 || limit > 10'000) limit = 100;
-  std::string sql = "SELECT id FROM jobs";
-  if (state != v1::JOB_STATE_UNSPECIFIED) sql += " WHERE state = ?";
+  std::string sql = "SELECT id FROM jobs WHERE 1";
+  if (state != v1::JOB_STATE_UNSPECIFIED) sql += " AND state = ?";
+  if (client) sql += " AND client = ?";
   sql += " ORDER BY created_ms DESC, id LIMIT ?";
   ASSIGN_OR_RETURN(auto q, db_->Prepare(sql));
   int i = 1;
   if (state != v1::JOB_STATE_UNSPECIFIED) q.Bind(i++, int64_t{state});
+  if (client) q.Bind(i++, *client);
   q.Bind(i, int64_t{limit});
   std::vector<std::string> ids;
   while (true) {

@@ -56,7 +56,9 @@ class JobStore {
   absl::StatusOr<v1::Job> CreateJob(const v1::JobSpec& spec, const std::vector<NewTask>& tasks,
                                     int64_t now_ms, int64_t deadline_ms);
   absl::StatusOr<v1::Job> GetJob(const std::string& id, bool with_tasks = true);
-  absl::StatusOr<std::vector<v1::Job>> ListJobs(int limit, v1::JobState state);
+  // Newest first; `client` set: only the jobs whose spec names that client.
+  absl::StatusOr<std::vector<v1::Job>> ListJobs(int limit, v1::JobState state,
+                                                const std::optional<std::string>& client = {});
   absl::StatusOr<v1::Job> CancelJob(const std::string& id, int64_t now_ms);
   // Fails jobs whose deadline has passed; returns their ids.
   absl::StatusOr<std::vector<std::string>> FailOverdueJobs(int64_t now_ms);
