@@ -41,7 +41,7 @@ struct TokenFiles {
 
 // Who a call came from.
 struct Principal {
-  std::string name;   // the token's principal ("" when the Authenticator is disabled)
+  std::string name;    // the token's principal ("" when the Authenticator is disabled)
   bool admin = false;  // an admin token
 };
 

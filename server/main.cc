@@ -5,6 +5,7 @@
 #include "base/daemon_flags.h"
 #include "base/flags.h"
 #include "base/signals.h"
+#include "gpu_worker/dial.h"
 #include "server/dashboard/dashboard.h"
 #include "server/server.h"
 
@@ -40,6 +41,12 @@ int main(int argc, char** argv) {
   flags.String("verifier", &options.planner.verifier_address,
                "argus-verifier address (host:port) that gates tune jobs' candidates; tune jobs "
                "wait while it is down (empty: the verifier library in-process)");
+  argus::worker::DialFiles verifier_dial;
+  argus::worker::AddVerifierDialFlags(&flags, &verifier_dial);
+  std::string llm_endpoints;
+  flags.String("llm_endpoints", &llm_endpoints,
+               "JSON file of the LLM endpoints tune jobs with policy llm may name, with their "
+               "URLs and API keys (docs/planner.md); unset: policy llm is refused");
   int64_t max_source = options.max_source_bytes, max_candidates = options.max_candidates;
   flags.Int("max_source_bytes", &max_source, "largest JobSpec.source accepted");
   flags.Int("max_candidates", &max_candidates, "largest JobSpec.max_candidates accepted");
@@ -54,6 +61,20 @@ int main(int argc, char** argv) {
   options.max_source_bytes = static_cast<int>(max_source);
   options.max_candidates = static_cast<int>(max_candidates);
   options.planner.max_candidates_limit = options.max_candidates;  // one limit for both
+  auto dial = argus::worker::LoadDialOptions(verifier_dial);
+  if (!dial.ok()) {
+    std::cerr << "argus-server: --verifier_*: " << dial.status().message() << "\n";
+    return 2;
+  }
+  options.planner.verifier_dial = *dial;
+  if (!llm_endpoints.empty()) {
+    auto eps = argus::planner::LoadLlmEndpoints(llm_endpoints);
+    if (!eps.ok()) {
+      std::cerr << "argus-server: --llm_endpoints " << eps.status().message() << "\n";
+      return 2;
+    }
+    options.planner.llm_endpoints = *eps;
+  }
   if (!http_listen.empty() && !open_dashboard && options.read_token_file.empty() &&
       options.admin_token_file.empty()) {
     std::cerr << "argus-server: --http serves every job, source and worker: give "

@@ -201,8 +201,8 @@ Response Dashboard::Login(const Request& req) {
       token.clear();
   }
   std::string bearer = "Bearer " + token;
-  bool ok = !token.empty() && token.find_first_of(";\r\n ") == std::string::npos &&
-            options_.auth && options_.auth->CheckHeader(&bearer, auth::Role::kRead).ok();
+  bool ok = !token.empty() && token.find_first_of(";\r\n ") == std::string::npos && options_.auth &&
+            options_.auth->CheckHeader(&bearer, auth::Role::kRead).ok();
   if (!ok) return LoginPage("That token does not open this dashboard.", 401);
   Response r = Response::Text(303, "signed in\n");
   r.headers.push_back({"Location", "/"});
@@ -240,10 +240,9 @@ Response Dashboard::Api(const Request& req) {
   if (parts.size() == 2 && parts[1] == "info") {
     if (!get) return MethodNotAllowed("GET, HEAD");
     bool admin = options_.auth && options_.auth->has(auth::Role::kAdmin);
-    return Response::Json(200, json{{"admin", admin},
-                                    {"version", store_->version()},
-                                    {"now_unix_ms", NowMs()}}
-                                   .dump());
+    return Response::Json(
+        200,
+        json{{"admin", admin}, {"version", store_->version()}, {"now_unix_ms", NowMs()}}.dump());
   }
   if (parts.size() == 2 && parts[1] == "jobs") {
     if (!get) return MethodNotAllowed("GET, HEAD");

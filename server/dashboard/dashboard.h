@@ -35,9 +35,9 @@ namespace argus::dashboard {
 struct DashboardOptions {
   std::shared_ptr<const auth::Authenticator> auth;  // null: no token opens anything
   bool open_reads = false;                          // reads need no token
-  int64_t alive_ms = 6'000;         // a worker is alive if it heartbeat within this
-  int max_jobs = 500;               // /api/jobs returns at most this many
-  int default_max_candidates = 16;  // the planner's, for tune jobs that name none
+  int64_t alive_ms = 6'000;                         // a worker is alive if it heartbeat within this
+  int max_jobs = 500;                               // /api/jobs returns at most this many
+  int default_max_candidates = 16;                  // the planner's, for tune jobs that name none
 };
 
 class Dashboard {

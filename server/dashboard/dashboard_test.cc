@@ -53,14 +53,13 @@ std::shared_ptr<const auth::Authenticator> Tokens(const std::string& dir) {
   auto write = [&](const std::string& name, const std::string& token) {
     std::string path = dir + "/" + name;
     std::ofstream(path) << token << "\n";
-    std::filesystem::permissions(path, std::filesystem::perms::owner_read |
-                                           std::filesystem::perms::owner_write);
+    std::filesystem::permissions(
+        path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     return path;
   };
-  auto a = auth::Authenticator::FromFiles({write("client", "client-token-0123456789"),
-                                           write("worker", "worker-token-0123456789"),
-                                           write("admin", "admin-token-0123456789"),
-                                           write("read", "read-token-0123456789")});
+  auto a = auth::Authenticator::FromFiles(
+      {write("client", "client-token-0123456789"), write("worker", "worker-token-0123456789"),
+       write("admin", "admin-token-0123456789"), write("read", "read-token-0123456789")});
   REQUIRE(a.ok());
   return *a;
 }
@@ -168,7 +167,8 @@ TEST_CASE("dashboard: read-only without a token; cancel needs the bearer token")
   DashboardOptions opt;
   opt.auth = Tokens(f.dir);
   Dashboard admin(f.store.get(), opt);
-  const std::string cancel = "/api/jobs/" + pj->id() + "/cancel", tok = "Bearer admin-token-0123456789";
+  const std::string cancel = "/api/jobs/" + pj->id() + "/cancel",
+                    tok = "Bearer admin-token-0123456789";
   CHECK(J(Call(admin, "GET", "/api/info", tok))["admin"] == true);
   CHECK(Call(admin, "POST", cancel).status == 401);
   CHECK(Call(admin, "POST", cancel, "Bearer admin-token-012345678").status == 401);
@@ -207,9 +207,9 @@ TEST_CASE("dashboard: reads need a read or admin token unless open") {
   opt.auth = Tokens(f.dir);
   Dashboard d(f.store.get(), opt);
   int refused = 0;
-  for (const std::string& path : {std::string("/"), std::string("/workers"),
-                                  "/jobs/" + seeded->job_id, std::string("/api/jobs"), job,
-                                  std::string("/api/workers"), std::string("/api/info")}) {
+  for (const std::string& path :
+       {std::string("/"), std::string("/workers"), "/jobs/" + seeded->job_id,
+        std::string("/api/jobs"), job, std::string("/api/workers"), std::string("/api/info")}) {
     for (const std::string& token : {std::string(""), std::string("Bearer wrong-token-0123456"),
                                      std::string("Bearer client-token-0123456789"),
                                      std::string("Bearer worker-token-0123456789")}) {
@@ -245,13 +245,14 @@ TEST_CASE("dashboard: reads need a read or admin token unless open") {
   CHECK(cookie.find("SameSite=Strict") != std::string::npos);
   http::Request req;
   http::ParseError err;
-  REQUIRE(http::ParseRequestHead("GET " + job + " HTTP/1.1\r\nHost: t\r\nCookie: " +
-                                     cookie.substr(0, cookie.find(';')),
-                                 &req, &err));
+  REQUIRE(http::ParseRequestHead(
+      "GET " + job + " HTTP/1.1\r\nHost: t\r\nCookie: " + cookie.substr(0, cookie.find(';')), &req,
+      &err));
   CHECK(d.Handle(req).status == 200);
   // A cookie never authorizes a write: cancel needs the admin header.
-  REQUIRE(http::ParseRequestHead("POST " + job + "/cancel HTTP/1.1\r\nHost: t\r\nCookie: "
-                                 "argus_token=admin-token-0123456789",
+  REQUIRE(http::ParseRequestHead("POST " + job +
+                                     "/cancel HTTP/1.1\r\nHost: t\r\nCookie: "
+                                     "argus_token=admin-token-0123456789",
                                  &req, &err));
   CHECK(d.Handle(req).status == 401);
 }
