@@ -44,12 +44,25 @@ class BearerInterceptorFactory : public grpc::experimental::ClientInterceptorFac
 
 }  // namespace
 
+void AddVerifierDialFlags(FlagSet* flags, DialFiles* files) {
+  flags->String("verifier_token_file", &files->token_file,
+                "file holding the token to send to --verifier (one of argus-verifier's "
+                "--token_file)");
+  flags->String("verifier_tls_ca", &files->tls_ca,
+                "PEM CA of --verifier's certificate (turns on TLS to it)");
+  flags->String("verifier_tls_cert", &files->tls_cert,
+                "PEM client certificate for a --verifier that needs mTLS");
+  flags->String("verifier_tls_key", &files->tls_key, "PEM private key of --verifier_tls_cert");
+}
+
 absl::StatusOr<DialOptions> LoadDialOptions(const DialFiles& files) {
   DialOptions o;
   if (!files.token_file.empty()) {
     auto token = ReadSecretFile(files.token_file);
     if (!token.ok()) return token.status();
-    o.token = *token;
+    // A line of a server's token file ("NAME TOKEN") works too: the token is its last word.
+    o.token = token->substr(
+        token->find_last_of(" \t") == std::string::npos ? 0 : token->find_last_of(" \t") + 1);
   }
   if (files.tls_cert.empty() != files.tls_key.empty()) {
     return absl::InvalidArgumentError("--tls_cert and --tls_key go together (mTLS needs both)");

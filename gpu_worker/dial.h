@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/flags.h"
 
 namespace argus::worker {
 
@@ -35,13 +36,18 @@ struct DialOptions {
   std::string tls_server_name;  // name to check in the server certificate ("" = the host)
 };
 
-// Files to DialOptions. Any of them may be empty. TLS is on when any of the
+// Files to DialOptions. Any of them may be empty. The token file's first
+// line is the token, or "NAME TOKEN" as in a server's token file. TLS is on when any of the
 // three TLS files is given; a certificate needs its key and vice versa.
 struct DialFiles {
   std::string token_file;
   std::string tls_ca, tls_cert, tls_key;
 };
 absl::StatusOr<DialOptions> LoadDialOptions(const DialFiles& files);
+
+// The flags that say how argus-server and argus-worker dial argus-verifier:
+// --verifier_token_file, --verifier_tls_ca, --verifier_tls_cert, --verifier_tls_key.
+void AddVerifierDialFlags(FlagSet* flags, DialFiles* files);
 
 std::shared_ptr<grpc::Channel> Dial(const std::string& address, const DialOptions& options,
                                     grpc::ChannelArguments args = {});

@@ -50,6 +50,8 @@ int main(int argc, char** argv) {
                "argus-verifier address (host:port): run only candidates it verifies (the "
                "payload must say verified, and this worker re-verifies; it waits while the "
                "service is down)");
+  argus::worker::DialFiles verifier_dial;
+  argus::worker::AddVerifierDialFlags(&flags, &verifier_dial);
   flags.Double("runner_grace_s", &options.candidate.watchdog_grace_s,
                "the watchdog kills a runner this long past its candidate's timeout_s");
   flags.Bool("inventory", &inventory_only, "print the inventory as JSON and exit");
@@ -108,6 +110,12 @@ int main(int argc, char** argv) {
   if (!verifier.empty()) {
     argus::worker::VerifierClientOptions vo;
     vo.address = verifier;
+    auto vdial = argus::worker::LoadDialOptions(verifier_dial);
+    if (!vdial.ok()) {
+      std::cerr << "argus-worker: --verifier_*: " << vdial.status().message() << "\n";
+      return 2;
+    }
+    vo.dial = *vdial;
     vo.max_wait_ms = 10 * 60'000;  // then the task fails and the server hands it out again
     auto client = std::make_shared<argus::worker::VerifierClient>(vo);
     options.candidate.require_verification = true;

@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "planner/llm_endpoints.h"
 
 namespace argus::planner {
 namespace {
@@ -42,10 +43,12 @@ struct Fd {
 }  // namespace
 
 absl::StatusOr<HttpResponse> PostJson(const std::string& url, const std::string& body,
-                                      const std::string& bearer_token, int64_t timeout_ms) {
-  if (!absl::StartsWith(url, "http://")) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("LLM endpoint ", url, ": only http:// URLs are supported"));
+                                      const std::string& bearer_token, int64_t timeout_ms,
+                                      int64_t max_response_bytes) {
+  if (auto st = ValidateLlmUrl(url, "LLM endpoint"); !st.ok()) return st;
+  for (char c : bearer_token) {
+    if (static_cast<unsigned char>(c) < 0x21 || c == 0x7f)
+      return absl::InvalidArgumentError("the LLM API key holds a space or control character");
   }
   std::string rest = url.substr(7);
   size_t slash = rest.find('/');
@@ -102,7 +105,10 @@ absl::StatusOr<HttpResponse> PostJson(const std::string& url, const std::string&
       return absl::UnavailableError("recv from the LLM endpoint failed");
     }
     resp.append(buf, n);
-    if (resp.size() > (64u << 20)) return absl::ResourceExhaustedError("LLM response over 64 MiB");
+    if (static_cast<int64_t>(resp.size()) > max_response_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the LLM endpoint's response is over ", max_response_bytes, " bytes; not read further"));
+    }
   }
   size_t head_end = resp.find("\r\n\r\n");
   if (!absl::StartsWith(resp, "HTTP/1.") || head_end == std::string::npos || resp.size() < 12) {

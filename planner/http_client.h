@@ -2,9 +2,13 @@
 //
 // PostJson() sends one POST over a fresh TCP connection to an http:// URL
 // (no TLS: point it at a local gateway such as vLLM, llama.cpp or a proxy)
-// and reads the whole response, all under one deadline. Errors are statuses:
-// unreachable, timed out, malformed response; an HTTP status >= 400 is
-// returned as a response for the caller to judge (429: rate limited).
+// and reads the whole response, all under one deadline. The URL must pass
+// ValidateLlmUrl (planner/llm_endpoints.h): no CR/LF or other byte that could
+// forge a request line or header. Errors are statuses: an invalid URL,
+// unreachable, timed out, a response over `max_response_bytes`
+// (RESOURCE_EXHAUSTED, read no further), malformed response; an HTTP status
+// >= 400 is returned as a response for the caller to judge (429: rate
+// limited).
 //
 // Thread safety: reentrant.
 #ifndef ARGUS_PLANNER_HTTP_CLIENT_H_
@@ -23,7 +27,8 @@ struct HttpResponse {
 };
 
 absl::StatusOr<HttpResponse> PostJson(const std::string& url, const std::string& body,
-                                      const std::string& bearer_token, int64_t timeout_ms);
+                                      const std::string& bearer_token, int64_t timeout_ms,
+                                      int64_t max_response_bytes = 4 << 20);
 
 }  // namespace argus::planner
 

@@ -128,8 +128,6 @@ std::string LlmPolicy::Prompt(const std::vector<Step>& t) const {
 }
 
 std::optional<Proposal> LlmPolicy::Next(const std::vector<Step>& t) {
-  std::string key;
-  if (const char* k = std::getenv(options_.api_key_env.c_str()); k) key = k;
   json req = {{"model", options_.model},
               {"temperature", 0.2},
               {"messages",
@@ -146,7 +144,8 @@ std::optional<Proposal> LlmPolicy::Next(const std::vector<Step>& t) {
     if (attempt > 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(options_.backoff_ms << (attempt - 1)));
     }
-    auto resp = PostJson(url, req.dump(), key, options_.timeout_ms);
+    auto resp =
+        PostJson(url, req.dump(), options_.api_key, options_.timeout_ms, options_.max_reply_bytes);
     if (!resp.ok()) {
       failure = std::string(resp.status().message());
       continue;

@@ -10,8 +10,9 @@
 // @kernel def. A malformed reply, an HTTP error, a rate limit (429) or a
 // timeout is retried (with backoff) up to `retries` times; after that the
 // step falls back to the builtin policy's proposal, saying why — the job
-// carries on. The API key comes from the environment variable named by
-// api_key_env.
+// carries on. The endpoint, model and key come from the operator's
+// allow-list (planner/llm_endpoints.h), never from a job; a reply over
+// max_reply_bytes is refused like a malformed one.
 //
 // Thread safety: one per job driver.
 #ifndef ARGUS_PLANNER_LLM_POLICY_H_
@@ -28,7 +29,8 @@ namespace argus::planner {
 struct LlmOptions {
   std::string endpoint;  // e.g. http://127.0.0.1:8000/v1 (…/chat/completions is appended)
   std::string model;
-  std::string api_key_env = "ARGUS_LLM_API_KEY";
+  std::string api_key;                // sent as a bearer token ("" = none)
+  int64_t max_reply_bytes = 4 << 20;  // a longer HTTP response is an error
   int64_t timeout_ms = 60'000;
   int retries = 2;
   int64_t backoff_ms = 200;

@@ -55,6 +55,7 @@ std::unique_ptr<CandidateGate> DefaultGate(const PlannerOptions& o) {
   worker::VerifierClientOptions vo;
   vo.address = o.verifier_address;
   vo.max_wait_ms = 0;  // wait for the service as long as it takes; Shutdown ends the wait
+  vo.dial = o.verifier_dial;
   return std::make_unique<RemoteVerifierGate>(vo);
 }
 
@@ -84,8 +85,12 @@ absl::Status Planner::Validate(const v1::JobSpec& spec) const {
     return absl::InvalidArgumentError(
         absl::StrCat("policy '", spec.policy(), "' is not available (builtin, llm)"));
   }
-  if (spec.policy() == "llm" && spec.llm_endpoint().empty() && options_.llm.endpoint.empty()) {
-    return absl::InvalidArgumentError("policy llm needs an endpoint (--llm_endpoint)");
+  if (spec.policy() == "llm") {
+    if (auto ep = PickLlmEndpoint(options_.llm_endpoints, spec.llm_endpoint()); !ep.ok()) {
+      return ep.status();
+    }
+  } else if (!spec.llm_endpoint().empty()) {
+    return absl::InvalidArgumentError("spec.llm_endpoint: only for policy llm");
   }
   if (spec.max_candidates() < 0 || spec.max_candidates() > options_.max_candidates_limit) {
     return absl::InvalidArgumentError(
@@ -240,9 +245,13 @@ absl::Status Planner::RunJob(const std::string& job_id) {
   std::unique_ptr<Policy> policy = std::make_unique<BuiltinPolicy>(&kb_, p, templates, warm);
   std::string policy_name = "builtin";
   if (job.spec().policy() == "llm") {
+    auto ep = PickLlmEndpoint(options_.llm_endpoints, job.spec().llm_endpoint());
+    if (!ep.ok()) return fail(std::string(ep.status().message()));
     LlmOptions llm = options_.llm;
-    if (!job.spec().llm_endpoint().empty()) llm.endpoint = job.spec().llm_endpoint();
-    if (!job.spec().llm_model().empty()) llm.model = job.spec().llm_model();
+    llm.endpoint = ep->url;
+    llm.model = job.spec().llm_model().empty() ? ep->model : job.spec().llm_model();
+    llm.api_key = ep->api_key;
+    llm.max_reply_bytes = ep->max_reply_bytes;
     policy = std::make_unique<LlmPolicy>(llm, &kb_, p, target, templates, std::move(policy));
     policy_name = "llm";
   }

@@ -31,9 +31,11 @@
 
 #include "absl/status/status.h"
 #include "argus/v1/jobs.pb.h"
+#include "gpu_worker/dial.h"
 #include "kb/kb.h"
 #include "planner/candidate.h"
 #include "planner/gate.h"
+#include "planner/llm_endpoints.h"
 #include "planner/llm_policy.h"
 #include "store/store.h"
 
@@ -45,11 +47,15 @@ struct PlannerOptions {
   int max_candidates_limit = 1000;
   int64_t task_timeout_ms = 10 * 60'000;
   bool use_memory = true;
-  LlmOptions llm;  // defaults for jobs with policy "llm" (the spec may name endpoint and model)
+  // Jobs with policy "llm": timeouts and retries (llm), and the operator's
+  // endpoints (planner/llm_endpoints.h), one of which a job may name.
+  LlmOptions llm;
+  std::vector<LlmEndpoint> llm_endpoints;
   // The gate: "" = the argus_verifier library in-process (VerifierGate);
   // host:port = the argus-verifier service (RemoteVerifierGate; jobs wait
   // while it is down). SetGate replaces either.
   std::string verifier_address;
+  worker::DialOptions verifier_dial;  // its token and TLS (argus-server --verifier_*)
 };
 
 class Planner {

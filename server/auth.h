@@ -1,22 +1,23 @@
-// server/auth.h: who may call argus-server, and over what transport.
+// server/auth.h: argus-server's use of the token and TLS checks of
+// proto/auth.h.
 //
-// Three kinds of bearer token, each from its own file (one token per line;
-// "NAME TOKEN" names the principal, whose name then replaces the self-declared
-// JobSpec.client so per-client limits cannot be dodged):
-//   client  (--token_file)        the job service (submit, get, list, watch)
-//   worker  (--worker_token_file) the worker service (register, lease, report)
-//   admin   (--admin_token_file)  everything a client may do, plus admin actions
-// A token of one kind never opens the other service. With no token file the
-// server is open (a development setup); with one, every call of the job and
-// worker services must carry "authorization: Bearer TOKEN", else it fails
-// with UNAUTHENTICATED (no / unknown token) or PERMISSION_DENIED (a token of
-// the wrong kind). grpc.health.v1 stays open for probes.
+// Token files (ServerOptions): --token_file (client), --worker_token_file,
+// --admin_token_file, --read_token_file (dashboard reads). With none the
+// server is open (the local mode: every caller on the network it listens on
+// is trusted and names itself); with a client or admin file it also needs
+// worker tokens, so no service is left open. What the identities then bind:
+//   - a job belongs to the principal that submitted it (JobSpec.client is
+//     set from the token; the request's value is ignored): GetJob, WatchJob,
+//     CancelJob and ListArtifacts of another principal's job answer
+//     NOT_FOUND, ListJobs lists the caller's own jobs; admin tokens see all;
+//   - a worker id carries the fingerprint of the credential that registered
+//     it (WorkerIdFor): "w-" + Fingerprint(token principal [+ mTLS subject])
+//     + "-" + random. RegisterWorker under an id of another credential, and
+//     LeaseTask/Heartbeat/ReportResult naming one, are PERMISSION_DENIED, so
+//     one worker can neither report for another's lease nor take its id.
+// grpc.health.v1 stays open for probes.
 //
-// TLS: --tls_cert/--tls_key serve TLS; --tls_ca in addition requires and
-// verifies a client certificate signed by that CA (mTLS).
-//
-// Thread safety: an Authenticator is immutable after FromFiles; Check is
-// thread-safe.
+// Thread safety: pure functions over immutable options.
 #ifndef ARGUS_SERVER_AUTH_H_
 #define ARGUS_SERVER_AUTH_H_
 
@@ -24,42 +25,32 @@
 
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "absl/status/statusor.h"
+#include "proto/auth.h"
 #include "server/server.h"
 
 namespace argus::server {
 
-enum class Role { kClient, kWorker, kAdmin };
+using ::argus::auth::Authenticator;
+using ::argus::auth::Principal;
+using ::argus::auth::Role;
 
-class Authenticator {
- public:
-  // Empty paths: that kind has no token. All empty: an open server.
-  static absl::StatusOr<std::shared_ptr<const Authenticator>> FromFiles(
-      const std::string& client_file, const std::string& worker_file,
-      const std::string& admin_file);
-
-  bool enabled() const { return !entries_.empty(); }
-  // OK when the call's bearer token may act as `needed`; `*name` gets the
-  // principal's name ("" for an unnamed token or an open server).
-  grpc::Status Check(const grpc::ServerContext* ctx, Role needed, std::string* name) const;
-  // The same check on an "authorization" header value (nullptr: none sent),
-  // for the HTTP dashboard/API: its write actions need Role::kAdmin.
-  grpc::Status CheckHeader(const std::string* authorization, Role needed, std::string* name) const;
-
- private:
-  struct Entry {
-    std::string token;
-    Role role;
-    std::string name;
-  };
-  std::vector<Entry> entries_;
-};
+// The options' token files as an Authenticator, refusing setups that would
+// leave a service open.
+absl::StatusOr<std::shared_ptr<const Authenticator>> LoadServerAuth(const ServerOptions& options);
 
 // Options' authenticator check (OK when none is configured).
 grpc::Status Authorize(const ServerOptions& options, const grpc::ServerContext* ctx, Role needed,
-                       std::string* name = nullptr);
+                       Principal* who = nullptr);
+
+// The credential a worker call comes with: its token's principal and its
+// client certificate's subject; "" on an open server without mTLS.
+std::string WorkerCredential(const ServerOptions& options, const grpc::ServerContext* ctx,
+                             const Principal& who);
+// The prefix every worker id of `credential` has ("w-FINGERPRINT-"); "" for
+// the empty credential (any id).
+std::string WorkerIdPrefix(const std::string& credential);
 
 // Plaintext, TLS or mTLS server credentials from the options' files.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(

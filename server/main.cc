@@ -5,6 +5,7 @@
 #include "base/daemon_flags.h"
 #include "base/flags.h"
 #include "base/signals.h"
+#include "gpu_worker/dial.h"
 #include "server/dashboard/dashboard.h"
 #include "server/server.h"
 
@@ -27,13 +28,25 @@ int main(int argc, char** argv) {
   flags.String("token_file", &options.token_file, "client tokens (one per line, or NAME TOKEN)");
   flags.String("worker_token_file", &options.worker_token_file, "worker tokens, distinct");
   flags.String("admin_token_file", &options.admin_token_file,
-               "admin tokens: dashboard writes and admin calls need one; unset: read-only");
+               "admin tokens: every job, dashboard writes; unset: no admin");
+  flags.String("read_token_file", &options.read_token_file,
+               "read tokens: the dashboard's pages and /api (admin tokens open them too)");
+  bool open_dashboard = false;
+  flags.Bool("open_dashboard", &open_dashboard,
+             "serve the dashboard's reads (every job, source and worker) to anyone who can "
+             "reach --http, without a token");
   flags.String("tls_cert", &options.tls_cert, "PEM certificate: serve TLS");
   flags.String("tls_key", &options.tls_key, "PEM private key of --tls_cert");
   flags.String("tls_ca", &options.tls_ca, "PEM CA: require client certificates it signed (mTLS)");
   flags.String("verifier", &options.planner.verifier_address,
                "argus-verifier address (host:port) that gates tune jobs' candidates; tune jobs "
                "wait while it is down (empty: the verifier library in-process)");
+  argus::worker::DialFiles verifier_dial;
+  argus::worker::AddVerifierDialFlags(&flags, &verifier_dial);
+  std::string llm_endpoints;
+  flags.String("llm_endpoints", &llm_endpoints,
+               "JSON file of the LLM endpoints tune jobs with policy llm may name, with their "
+               "URLs and API keys (docs/planner.md); unset: policy llm is refused");
   int64_t max_source = options.max_source_bytes, max_candidates = options.max_candidates;
   flags.Int("max_source_bytes", &max_source, "largest JobSpec.source accepted");
   flags.Int("max_candidates", &max_candidates, "largest JobSpec.max_candidates accepted");
@@ -61,6 +74,28 @@ int main(int argc, char** argv) {
   options.list_page_size = static_cast<int>(std::min<int64_t>(page_size, INT32_MAX));
   options.max_watchers = static_cast<int>(std::min<int64_t>(max_watchers, INT32_MAX));
   options.planner.max_candidates_limit = options.max_candidates;  // one limit for both
+  auto dial = argus::worker::LoadDialOptions(verifier_dial);
+  if (!dial.ok()) {
+    std::cerr << "argus-server: --verifier_*: " << dial.status().message() << "\n";
+    return 2;
+  }
+  options.planner.verifier_dial = *dial;
+  if (!llm_endpoints.empty()) {
+    auto eps = argus::planner::LoadLlmEndpoints(llm_endpoints);
+    if (!eps.ok()) {
+      std::cerr << "argus-server: --llm_endpoints " << eps.status().message() << "\n";
+      return 2;
+    }
+    options.planner.llm_endpoints = *eps;
+  }
+  if (!http_listen.empty() && !open_dashboard && options.read_token_file.empty() &&
+      options.admin_token_file.empty()) {
+    std::cerr << "argus-server: --http serves every job, source and worker: give "
+                 "--read_token_file FILE (or --admin_token_file) so that reading needs a token, "
+                 "or pass --open_dashboard to serve it to anyone who can reach "
+              << http_listen << "\n";
+    return 2;
+  }
   argus::server::Server server(options);
   argus::OnTerminationSignal([&server] { server.Shutdown(); });
   auto addr = server.Start();
@@ -74,14 +109,8 @@ int main(int argc, char** argv) {
     argus::dashboard::DashboardOptions dash;
     dash.alive_ms = 3 * heartbeat_ms;
     dash.default_max_candidates = options.planner.default_max_candidates;
-    if (!options.admin_token_file.empty()) {
-      auto token = argus::dashboard::ReadTokenFile(options.admin_token_file);
-      if (!token.ok()) {
-        std::cerr << "argus-server: " << token.status().message() << "\n";
-        return 2;
-      }
-      dash.admin_token = *token;
-    }
+    dash.auth = server.auth();
+    dash.open_reads = open_dashboard;
     std::string bound;
     auto started = argus::dashboard::StartDashboard(server.store(), dash, http_listen, &bound);
     if (!started.ok()) {

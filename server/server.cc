@@ -44,9 +44,7 @@ absl::StatusOr<std::string> Server::Start() {
   store::StoreOptions store_options;
   store_options.lease_ms = options_.lease_ms;
   store_options.max_attempts = options_.max_attempts;
-  ASSIGN_OR_RETURN(options_.auth,
-                   Authenticator::FromFiles(options_.token_file, options_.worker_token_file,
-                                            options_.admin_token_file));
+  ASSIGN_OR_RETURN(options_.auth, LoadServerAuth(options_));
   ASSIGN_OR_RETURN(auto credentials, MakeServerCredentials(options_));
   ASSIGN_OR_RETURN(store_, store::JobStore::Open(options_.db_path, store_options));
   jobs_ = std::make_unique<JobServiceImpl>(store_.get(), options_, &stopping_);

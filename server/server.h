@@ -22,9 +22,12 @@
 #include "planner/planner.h"
 #include "store/store.h"
 
+namespace argus::auth {
+class Authenticator;  // proto/auth.h
+}
+
 namespace argus::server {
 
-class Authenticator;  // server/auth.h
 
 struct ServerOptions {
   std::string listen = "127.0.0.1:0";
@@ -38,15 +41,16 @@ struct ServerOptions {
   planner::PlannerOptions planner;
   // Security and input limits (server/auth.h). Empty files: open, plaintext.
   std::string token_file, worker_token_file, admin_token_file;
-  std::string tls_cert, tls_key, tls_ca;  // tls_ca: require client certificates (mTLS)
-  int max_source_bytes = 256 << 10;       // JobSpec.source
-  int max_candidates = 1000;              // JobSpec.max_candidates
+  std::string read_token_file;                // dashboard reads (server/dashboard)
+  std::string tls_cert, tls_key, tls_ca;      // tls_ca: require client certificates (mTLS)
+  int max_source_bytes = 256 << 10;           // JobSpec.source
+  int max_candidates = 1000;                  // JobSpec.max_candidates
   // Request and response bounds (server/limits.h).
   int max_result_bytes = 256 << 10;                // ReportResultRequest.result_json
   int64_t max_deadline_ms = 7 * 24 * 3'600'000LL;  // longer JobSpec.deadline_ms are clamped
   int list_page_size = 100;                        // the most jobs one ListJobs page holds
   int max_watchers = 64;  // concurrent WatchJob streams; more: RESOURCE_EXHAUSTED
-  std::shared_ptr<const Authenticator> auth;  // Start() builds it from the files
+  std::shared_ptr<const auth::Authenticator> auth;  // Start() builds it from the files
   // A read-only view of a store that no server runs now (`argus result` after
   // an embedded `argus tune`): jobs, workers and artifacts are served, but no
   // job is submitted, cancelled, resumed or planned, no lease expires and no
@@ -68,6 +72,8 @@ class Server {
   void Shutdown();
   void Wait();
   store::JobStore* store() { return store_.get(); }
+  // The token checks Start() loaded (never null after a successful Start).
+  std::shared_ptr<const auth::Authenticator> auth() const { return options_.auth; }
 
  private:
   void ReapLoop();

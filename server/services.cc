@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
@@ -56,6 +57,26 @@ int64_t ResponseBudget(const ServerOptions& o) {
     if (auto id_st = CheckSize(field, (value).size(), kMaxIdBytes); !id_st.ok()) \
       return ToGrpc(id_st);                                                      \
   } while (0)
+
+// Whether `who` may see the job: its submitter or an admin (on an open server
+// everyone). Others are told it does not exist, as for an unknown id.
+Status CheckOwner(const ServerOptions& o, const Principal& who, const v1::Job& job) {
+  if (!o.auth || !o.auth->enabled() || who.admin || job.spec().client() == who.name) {
+    return Status::OK;
+  }
+  return Status(grpc::NOT_FOUND, absl::StrCat("job ", job.id(), " does not exist"));
+}
+
+// A worker acts only as ids of its own credential (server/auth.h).
+Status CheckWorkerId(const ServerOptions& o, const ServerContext* ctx, const Principal& who,
+                     const std::string& field, const std::string& worker_id) {
+  std::string prefix = WorkerIdPrefix(WorkerCredential(o, ctx, who));
+  if (prefix.empty() || absl::StartsWith(worker_id, prefix)) return Status::OK;
+  return Status(grpc::PERMISSION_DENIED,
+                absl::StrCat(field, ": '", worker_id,
+                             "' is not a worker id of this credential (its ids start with '",
+                             prefix, "'); a worker acts only under the id it registered"));
+}
 
 // Input bounds a job must respect before anything is stored (server/limits.h).
 Status CheckLimits(const v1::JobSpec& spec, const ServerOptions& o) {
@@ -134,11 +155,11 @@ v1::JobEvent MakeJobEvent(const v1::Job& job, const std::string& message,
 
 Status JobServiceImpl::SubmitJob(ServerContext* ctx, const v1::SubmitJobRequest* req,
                                  v1::SubmitJobResponse* resp) {
-  std::string principal;
-  AUTHORIZE(ctx, Role::kClient, &principal);
+  Principal who;
+  AUTHORIZE(ctx, Role::kClient, &who);
   if (options_.read_only) return ReadOnly(options_);
   v1::JobSpec spec = req->spec();
-  if (!principal.empty()) spec.set_client(principal);  // the token says who submits
+  if (!who.name.empty()) spec.set_client(who.name);  // the token says who submits
   if (auto st = CheckLimits(spec, options_); !st.ok()) return st;
   int64_t now = NowMs();
   if (spec.deadline_ms() < 0) return Invalid("spec.deadline_ms: must not be negative");
@@ -193,11 +214,13 @@ Status JobServiceImpl::SubmitJob(ServerContext* ctx, const v1::SubmitJobRequest*
 }
 
 Status JobServiceImpl::GetJob(ServerContext* ctx, const v1::GetJobRequest* req, v1::Job* resp) {
-  AUTHORIZE(ctx, Role::kClient, nullptr);
+  Principal who;
+  AUTHORIZE(ctx, Role::kClient, &who);
   if (req->id().empty()) return Invalid("id: required");
   CHECK_ID("id", req->id());
   auto job = store_->GetJob(req->id());
   if (!job.ok()) return ToGrpc(job.status());
+  if (Status st = CheckOwner(options_, who, *job); !st.ok()) return st;
   *resp = std::move(*job);
   FitJob(resp, ResponseBudget(options_));
   return Status::OK;
@@ -205,7 +228,8 @@ Status JobServiceImpl::GetJob(ServerContext* ctx, const v1::GetJobRequest* req, 
 
 Status JobServiceImpl::ListJobs(ServerContext* ctx, const v1::ListJobsRequest* req,
                                 v1::ListJobsResponse* resp) {
-  AUTHORIZE(ctx, Role::kClient, nullptr);
+  Principal who;
+  AUTHORIZE(ctx, Role::kClient, &who);
   store::JobQuery query;
   query.state = req->state();
   query.kind = req->kind();
@@ -213,6 +237,8 @@ Status JobServiceImpl::ListJobs(ServerContext* ctx, const v1::ListJobsRequest* r
       req->limit() > 0 ? std::min(req->limit(), options_.list_page_size) : options_.list_page_size;
   query.page_token = req->page_token();
   query.max_bytes = ResponseBudget(options_);
+  // A client token lists its own jobs.
+  if (options_.auth && options_.auth->enabled() && !who.admin) query.client = who.name;
   auto page = store_->ListJobs(query);
   if (!page.ok()) return ToGrpc(page.status());
   for (auto& j : page->jobs) {
@@ -225,10 +251,14 @@ Status JobServiceImpl::ListJobs(ServerContext* ctx, const v1::ListJobsRequest* r
 
 Status JobServiceImpl::CancelJob(ServerContext* ctx, const v1::CancelJobRequest* req,
                                  v1::Job* resp) {
-  AUTHORIZE(ctx, Role::kClient, nullptr);
+  Principal who;
+  AUTHORIZE(ctx, Role::kClient, &who);
   if (req->id().empty()) return Invalid("id: required");
   CHECK_ID("id", req->id());
   if (options_.read_only) return ReadOnly(options_);
+  auto owned = store_->GetJob(req->id(), false);
+  if (!owned.ok()) return ToGrpc(owned.status());
+  if (Status st = CheckOwner(options_, who, *owned); !st.ok()) return st;
   auto job = store_->CancelJob(req->id(), NowMs());
   if (!job.ok()) return ToGrpc(job.status());
   *resp = std::move(*job);
@@ -237,7 +267,8 @@ Status JobServiceImpl::CancelJob(ServerContext* ctx, const v1::CancelJobRequest*
 
 Status JobServiceImpl::WatchJob(ServerContext* ctx, const v1::WatchJobRequest* req,
                                 grpc::ServerWriter<v1::JobEvent>* writer) {
-  AUTHORIZE(ctx, Role::kClient, nullptr);
+  Principal who;
+  AUTHORIZE(ctx, Role::kClient, &who);
   if (req->id().empty()) return Invalid("id: required");
   CHECK_ID("id", req->id());
   // Each stream holds a server thread while it lasts: their number is bounded.
@@ -251,6 +282,9 @@ Status JobServiceImpl::WatchJob(ServerContext* ctx, const v1::WatchJobRequest* r
     std::atomic<int>* n;
     ~Release() { n->fetch_sub(1); }
   } release{&watchers_};
+  if (auto owned = store_->GetJob(req->id(), false); owned.ok()) {
+    if (Status st = CheckOwner(options_, who, *owned); !st.ok()) return st;
+  }
   int64_t seen_version = -1;
   std::string last_sent;
   while (!ctx->IsCancelled() && !stopping_->load()) {
@@ -291,12 +325,14 @@ Status JobServiceImpl::ListWorkers(ServerContext* ctx, const v1::ListWorkersRequ
 
 Status JobServiceImpl::ListArtifacts(ServerContext* ctx, const v1::ListArtifactsRequest* req,
                                      v1::ListArtifactsResponse* resp) {
-  AUTHORIZE(ctx, Role::kClient, nullptr);
+  Principal who;
+  AUTHORIZE(ctx, Role::kClient, &who);
   if (req->job_id().empty()) return Invalid("job_id: required");
   CHECK_ID("job_id", req->job_id());
   CHECK_ID("candidate_id", req->candidate_id());
   auto job = store_->GetJob(req->job_id(), false);
   if (!job.ok()) return ToGrpc(job.status());
+  if (Status st = CheckOwner(options_, who, *job); !st.ok()) return st;
   auto rows = store_->ListArtifacts(req->job_id(), req->candidate_id());
   if (!rows.ok()) return ToGrpc(rows.status());
   for (auto& r : *rows) {
@@ -314,10 +350,22 @@ Status JobServiceImpl::ListArtifacts(ServerContext* ctx, const v1::ListArtifacts
 
 Status WorkerServiceImpl::RegisterWorker(ServerContext* ctx, const v1::RegisterWorkerRequest* req,
                                          v1::RegisterWorkerResponse* resp) {
-  AUTHORIZE(ctx, Role::kWorker, nullptr);
+  Principal who;
+  AUTHORIZE(ctx, Role::kWorker, &who);
   CHECK_ID("requested_id", req->requested_id());
   if (auto st = CheckInventory(req->inventory()); !st.ok()) return ToGrpc(st);
-  auto id = store_->RegisterWorker(req->inventory(), req->requested_id(), NowMs());
+  std::string requested = req->requested_id();
+  if (std::string prefix = WorkerIdPrefix(WorkerCredential(options_, ctx, who));
+      !prefix.empty() && requested.empty()) {
+    requested = prefix + store::NewId("w").substr(2);  // a fresh id of this credential
+  }
+  if (!requested.empty()) {
+    if (Status st = CheckWorkerId(options_, ctx, who, "requested_id", requested); !st.ok()) {
+      spdlog::warn("worker registration refused: {}", st.error_message());
+      return st;
+    }
+  }
+  auto id = store_->RegisterWorker(req->inventory(), requested, NowMs());
   if (!id.ok()) return ToGrpc(id.status());
   spdlog::info("worker {} registered from {} with {} devices", *id, req->inventory().hostname(),
                req->inventory().devices_size());
@@ -329,9 +377,13 @@ Status WorkerServiceImpl::RegisterWorker(ServerContext* ctx, const v1::RegisterW
 
 Status WorkerServiceImpl::LeaseTask(ServerContext* ctx, const v1::LeaseTaskRequest* req,
                                     v1::LeaseTaskResponse* resp) {
-  AUTHORIZE(ctx, Role::kWorker, nullptr);
+  Principal who;
+  AUTHORIZE(ctx, Role::kWorker, &who);
   if (req->worker_id().empty()) return Invalid("worker_id: required");
   CHECK_ID("worker_id", req->worker_id());
+  if (Status st = CheckWorkerId(options_, ctx, who, "worker_id", req->worker_id()); !st.ok()) {
+    return st;
+  }
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::milliseconds(std::clamp<int64_t>(req->wait_ms(), 0, 30'000));
   int64_t seen_version = -1;
@@ -361,8 +413,12 @@ Status WorkerServiceImpl::LeaseTask(ServerContext* ctx, const v1::LeaseTaskReque
 
 Status WorkerServiceImpl::Heartbeat(ServerContext* ctx, const v1::HeartbeatRequest* req,
                                     v1::HeartbeatResponse* resp) {
-  AUTHORIZE(ctx, Role::kWorker, nullptr);
+  Principal who;
+  AUTHORIZE(ctx, Role::kWorker, &who);
   if (auto st = CheckHeartbeat(*req); !st.ok()) return ToGrpc(st);
+  if (Status st = CheckWorkerId(options_, ctx, who, "worker_id", req->worker_id()); !st.ok()) {
+    return st;
+  }
   std::vector<std::string> ids(req->task_ids().begin(), req->task_ids().end());
   auto revoked = store_->Heartbeat(req->worker_id(), ids, req->healthy(), NowMs());
   if (!revoked.ok()) return ToGrpc(revoked.status());
@@ -372,9 +428,14 @@ Status WorkerServiceImpl::Heartbeat(ServerContext* ctx, const v1::HeartbeatReque
 
 Status WorkerServiceImpl::ReportResult(ServerContext* ctx, const v1::ReportResultRequest* req,
                                        v1::ReportResultResponse* resp) {
-  AUTHORIZE(ctx, Role::kWorker, nullptr);
+  Principal who;
+  AUTHORIZE(ctx, Role::kWorker, &who);
   if (req->task_id().empty()) return Invalid("task_id: required");
   if (auto st = CheckReport(*req, Limits(options_)); !st.ok()) return ToGrpc(st);
+  if (Status st = CheckWorkerId(options_, ctx, who, "worker_id", req->worker_id()); !st.ok()) {
+    spdlog::warn("result for task {} refused: {}", req->task_id(), st.error_message());
+    return st;
+  }
   auto accepted = store_->ReportResult(req->worker_id(), req->task_id(), req->ok(),
                                        req->result_json(), req->error(), NowMs());
   if (!accepted.ok()) return ToGrpc(accepted.status());

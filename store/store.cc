@@ -315,12 +315,14 @@ absl::StatusOr<JobPage> JobStore::ListJobs(const JobQuery& query) {
   std::string sql = "SELECT id, created_ms FROM jobs WHERE 1";
   if (query.state != v1::JOB_STATE_UNSPECIFIED) sql += " AND state = ?1";
   if (query.kind != v1::JOB_KIND_UNSPECIFIED) sql += " AND kind = ?2";
+  if (query.client) sql += " AND client = ?6";
   if (!query.page_token.empty()) sql += " AND (created_ms < ?3 OR (created_ms = ?3 AND id > ?4))";
   sql += " ORDER BY created_ms DESC, id LIMIT ?5";
   ASSIGN_OR_RETURN(auto q, db->Prepare(sql));
   if (query.state != v1::JOB_STATE_UNSPECIFIED) q.Bind(1, int64_t{query.state});
   if (query.kind != v1::JOB_KIND_UNSPECIFIED) q.Bind(2, int64_t{query.kind});
   if (!query.page_token.empty()) q.Bind(3, after_ms).Bind(4, after_id);
+  if (query.client) q.Bind(6, *query.client);
   q.Bind(5, int64_t{limit} + 1);  // one more: is there a next page?
   std::vector<std::pair<std::string, int64_t>> rows;
   while (true) {

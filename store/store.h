@@ -72,6 +72,9 @@ struct JobQuery {
   // The page ends before its jobs' serialized size would pass this (0: no
   // bound); it always holds at least one job, so paging always progresses.
   int64_t max_bytes = 0;
+  // Set: only the jobs whose spec names this client (a client token lists
+  // its own jobs).
+  std::optional<std::string> client;
 };
 struct JobPage {
   std::vector<v1::Job> jobs;    // without tasks

@@ -19,7 +19,21 @@ int main(int argc, char** argv) {
             "budget of a request that sets no deadline");
   flags.Int("max_request_ms", &o.max_request_ms,
             "the most time one request may take, whatever deadline its client sets");
+  std::string token_file;
+  flags.String("token_file", &token_file,
+               "tokens that may call the verifier (one per line, or NAME TOKEN); unset: open");
+  flags.String("tls_cert", &o.tls.cert, "PEM certificate: serve TLS");
+  flags.String("tls_key", &o.tls.key, "PEM private key of --tls_cert");
+  flags.String("tls_ca", &o.tls.ca, "PEM CA: require client certificates it signed (mTLS)");
   if (auto rc = argus::ParseDaemonFlags("argus-verifier", flags, argc, argv)) return *rc;
+  if (!token_file.empty()) {
+    auto auth = argus::auth::Authenticator::FromFiles({.client = token_file});
+    if (!auth.ok()) {
+      std::cerr << "argus-verifier: " << auth.status().message() << "\n";
+      return 1;
+    }
+    o.auth = *auth;
+  }
   if (timeout_ms < 1 || max_timeout_ms < timeout_ms || o.default_deadline_ms < 1 ||
       o.max_request_ms < 1) {
     std::cerr << "argus-verifier: bad arguments (see --help)\n";

@@ -63,6 +63,9 @@ void Fill(const Report& r, v1::VerifyResponse* resp) {
 
 grpc::Status VerifierServiceImpl::Verify(grpc::ServerContext* ctx, const v1::VerifyRequest* req,
                                          v1::VerifyResponse* resp) {
+  if (opt_.auth) {
+    if (grpc::Status st = opt_.auth->Check(ctx, auth::Role::kClient); !st.ok()) return st;
+  }
   if (static_cast<int64_t>(req->source().size()) > opt_.max_source_bytes) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         absl::StrCat("source is ", req->source().size(), " bytes; the limit is ",
@@ -134,10 +137,12 @@ VerifierServer::VerifierServer(ServiceOptions o) : opt_(std::move(o)) {}
 VerifierServer::~VerifierServer() { Stop(); }
 
 absl::StatusOr<std::string> VerifierServer::Start() {
+  auto credentials = auth::MakeServerCredentials(opt_.tls);
+  if (!credentials.ok()) return credentials.status();
   service_ = std::make_unique<VerifierServiceImpl>(opt_);
   grpc::ServerBuilder b;
   int port = 0;
-  b.AddListeningPort(opt_.listen, grpc::InsecureServerCredentials(), &port);
+  b.AddListeningPort(opt_.listen, *credentials, &port);
   b.SetMaxReceiveMessageSize(static_cast<int>(opt_.max_source_bytes + (64 << 10)));
   b.RegisterService(service_.get());
   server_ = b.BuildAndStart();

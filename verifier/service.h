@@ -14,6 +14,12 @@
 // fields are INVALID_ARGUMENT naming the field and its limit. Nothing a
 // request contains can take the service down.
 //
+// Access: with tokens (ServiceOptions::auth, argus-verifier --token_file) a
+// call needs "authorization: Bearer TOKEN" of that file, else UNAUTHENTICATED;
+// ServiceOptions::tls serves TLS, or mTLS with a CA (proto/auth.h), as
+// argus-server does. The planner (argus-server --verifier_token_file,
+// --verifier_tls_*) and argus-worker (the same flags) dial it accordingly.
+//
 // Thread safety: VerifierServiceImpl is called concurrently by gRPC; it keeps
 // no mutable state (the verifier's cache is internally synchronised).
 // VerifierServer is started and stopped from one thread.
@@ -27,6 +33,7 @@
 
 #include "absl/status/statusor.h"
 #include "argus/v1/verifier.grpc.pb.h"
+#include "proto/auth.h"
 
 namespace argus::verifier {
 
@@ -35,8 +42,10 @@ struct ServiceOptions {
   int default_solver_timeout_ms = 60000;
   int max_solver_timeout_ms = 600000;
   int64_t max_source_bytes = 1 << 20;
-  int64_t default_deadline_ms = 60000;  // when the request sets none
-  int64_t max_request_ms = 30000;       // the most one request may run, whatever its deadline
+  int64_t default_deadline_ms = 60000;              // when the request sets none
+  int64_t max_request_ms = 30000;  // the most one request may run, whatever its deadline
+  std::shared_ptr<const auth::Authenticator> auth;  // null or no tokens: open
+  auth::TlsFiles tls;                               // empty: plaintext
 };
 
 class VerifierServiceImpl final : public v1::VerifierService::Service {

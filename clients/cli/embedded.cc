@@ -67,6 +67,7 @@ absl::StatusOr<std::string> Embedded::Start(const std::string& db_path,
   options.heartbeat_ms = 500;
   options.lease_ms = embedded.lease_ms;
   options.read_only = embedded.read_only;
+  options.planner.llm_endpoints = embedded.llm_endpoints;
   server_ = std::make_unique<server::Server>(options);
   ASSIGN_OR_RETURN(std::string address, server_->Start());
   if (embedded.read_only) return address;

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "clients/cli/connection.h"
 #include "gpu_worker/daemon.h"
+#include "planner/llm_endpoints.h"
 #include "server/server.h"
 
 namespace argus::cli {
@@ -31,6 +32,9 @@ struct EmbeddedOptions {
   int64_t lease_wait_ms = 500;
   worker::CandidateOptions candidate;     // the worker's own candidate handler's
   worker::TaskHandler candidate_handler;  // when set, replaces that handler
+  // The LLM endpoints the embedded planner may call: the user's own (argus
+  // tune --llm_endpoint URL), as an operator gives them to argus-server.
+  std::vector<planner::LlmEndpoint> llm_endpoints;
 };
 
 class Embedded {

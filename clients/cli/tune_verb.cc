@@ -10,6 +10,7 @@
 // source, its invariants, the artifact path and the measured speed-up
 // (baseline time / ours).
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -30,6 +31,7 @@
 #include "gpu_worker/host_inventory.h"
 #include "nlohmann/json.hpp"
 #include "planner/interp_backend.h"
+#include "planner/llm_endpoints.h"
 #include "planner/problems.h"
 #include "server/clock.h"
 #include "server/server.h"
@@ -142,7 +144,9 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
   fs.Int("max_candidates", &max_candidates, "candidates to try");
   fs.String("policy", &policy, "builtin or llm (default: llm when --llm_endpoint is given)");
   fs.String("llm_endpoint", &llm_endpoint,
-            "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (key: $ARGUS_LLM_API_KEY)");
+            "with --server: the name of one of the server's LLM endpoints (its "
+            "--llm_endpoints; URLs and keys are the operator's); embedded: your OpenAI-compatible "
+            "base URL, e.g. http://127.0.0.1:8000/v1 (key: $ARGUS_LLM_API_KEY)");
   fs.String("llm_model", &llm_model, "model name for the LLM policy");
   fs.String("db", &db, "store of the embedded server");
   fs.Bool("json", &as_json, "print the final result as JSON");
@@ -211,7 +215,16 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
       db = *path;
     }
     embedded = std::make_unique<Embedded>();
-    auto a = embedded->Start(db, TuneEmbeddedOptions(!gpu_arch.empty()));
+    EmbeddedOptions eo = TuneEmbeddedOptions(!gpu_arch.empty());
+    if (!llm_endpoint.empty()) {  // the user's own endpoint and key, for this process only
+      if (auto st = planner::ValidateLlmUrl(llm_endpoint, "--llm_endpoint"); !st.ok()) {
+        return TuneFail(verb, st);
+      }
+      const char* key = std::getenv("ARGUS_LLM_API_KEY");
+      eo.llm_endpoints.push_back({"local", llm_endpoint, llm_model, key ? key : ""});
+      llm_endpoint = "local";
+    }
+    auto a = embedded->Start(db, eo);
     if (!a.ok()) return TuneFail(verb, a.status());
     address = *a;
     std::cout << "embedded server " << address << " with "

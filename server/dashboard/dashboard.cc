@@ -118,6 +118,18 @@ Response AssetResponse(const std::string& name, int status = 200) {
   return r;
 }
 
+// The name=value prefix of the cookie that holds the token.
+constexpr char kCookie[] = "argus_token=";
+
+// The sign-in form, saying why it is shown.
+Response LoginPage(const std::string& why, int status = 401) {
+  Response r = AssetResponse("login.html", status);
+  const std::string key = "{{WHY}}";
+  if (auto pos = r.body.find(key); pos != std::string::npos)
+    r.body.replace(pos, key.size(), HtmlEscape(why));
+  return r;
+}
+
 // A page: the shell with the page's name filled in.
 Response PageShell(const std::string& page, const std::string& title) {
   Response r = AssetResponse("page.html");
@@ -139,22 +151,64 @@ Response NotFoundPage(const std::string& what) {
   return r;
 }
 
-absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read admin token file ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string token(absl::StripAsciiWhitespace(ss.str()));
-  if (token.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": empty admin token"));
-  return token;
-}
-
 Dashboard::Dashboard(store::JobStore* store, DashboardOptions options)
     : store_(store), options_(std::move(options)) {}
 
 Response Dashboard::Handle(const Request& req) {
-  if (absl::StartsWith(req.path, "/api/") || req.path == "/api") return Api(req);
-  return Page(req);
+  bool api = absl::StartsWith(req.path, "/api/") || req.path == "/api";
+  if (req.path == "/login") return Login(req);
+  bool asset = absl::StartsWith(req.path, "/static/") || req.path == "/favicon.ico";
+  bool write = req.method == "POST" && absl::EndsWith(req.path, "/cancel");  // own check
+  if (!asset && !write && !Allowed(req, auth::Role::kRead, false)) {
+    bool closed = !options_.auth || (!options_.auth->has(auth::Role::kRead) &&
+                                     !options_.auth->has(auth::Role::kAdmin));
+    const char* why = closed
+                          ? "this dashboard is closed: start argus-server with --read_token_file "
+                            "FILE (or --open_dashboard)"
+                          : "this dashboard needs a read or admin token";
+    Response r = api ? JsonError(401, why) : LoginPage(why);
+    r.headers.push_back({"WWW-Authenticate", "Bearer"});
+    return r;
+  }
+  return api ? Api(req) : Page(req);
+}
+
+std::string Dashboard::Token(const Request& req, bool header_only) const {
+  std::string header = req.Header("authorization");
+  if (!header.empty() || header_only) return header;
+  for (absl::string_view c : absl::StrSplit(req.Header("cookie"), ';', absl::SkipWhitespace())) {
+    c = absl::StripAsciiWhitespace(c);
+    if (absl::ConsumePrefix(&c, kCookie)) return absl::StrCat("Bearer ", c);
+  }
+  return "";
+}
+
+bool Dashboard::Allowed(const Request& req, auth::Role role, bool header_only) const {
+  if (role == auth::Role::kRead && options_.open_reads) return true;
+  if (!options_.auth || !options_.auth->enabled()) return false;
+  std::string token = Token(req, header_only);
+  return options_.auth->CheckHeader(token.empty() ? nullptr : &token, role).ok();
+}
+
+// POST /login (a form with `token`): checks the token and keeps it in an
+// HttpOnly, same-site cookie for the session.
+Response Dashboard::Login(const Request& req) {
+  if (req.method == "GET" || req.method == "HEAD") return LoginPage("Sign in with a token.");
+  if (req.method != "POST") return MethodNotAllowed("GET, POST");
+  std::string token;
+  for (absl::string_view kv : absl::StrSplit(req.body, '&')) {
+    if (absl::ConsumePrefix(&kv, "token=") && !http::PercentDecode(std::string(kv), true, &token))
+      token.clear();
+  }
+  std::string bearer = "Bearer " + token;
+  bool ok = !token.empty() && token.find_first_of(";\r\n ") == std::string::npos && options_.auth &&
+            options_.auth->CheckHeader(&bearer, auth::Role::kRead).ok();
+  if (!ok) return LoginPage("That token does not open this dashboard.", 401);
+  Response r = Response::Text(303, "signed in\n");
+  r.headers.push_back({"Location", "/"});
+  r.headers.push_back(
+      {"Set-Cookie", absl::StrCat(kCookie, token, "; Path=/; HttpOnly; SameSite=Strict")});
+  return r;
 }
 
 Response Dashboard::Page(const Request& req) {
@@ -185,10 +239,10 @@ Response Dashboard::Api(const Request& req) {
   bool get = req.method == "GET" || req.method == "HEAD";
   if (parts.size() == 2 && parts[1] == "info") {
     if (!get) return MethodNotAllowed("GET, HEAD");
-    return Response::Json(200, json{{"admin", !options_.admin_token.empty()},
-                                    {"version", store_->version()},
-                                    {"now_unix_ms", NowMs()}}
-                                   .dump());
+    bool admin = options_.auth && options_.auth->has(auth::Role::kAdmin);
+    return Response::Json(
+        200,
+        json{{"admin", admin}, {"version", store_->version()}, {"now_unix_ms", NowMs()}}.dump());
   }
   if (parts.size() == 2 && parts[1] == "jobs") {
     if (!get) return MethodNotAllowed("GET, HEAD");
@@ -333,28 +387,12 @@ Response Dashboard::WorkersJson() {
   return Response::Json(200, json{{"workers", list}, {"now_unix_ms", NowMs()}}.dump());
 }
 
-bool Dashboard::Authorized(const Request& req) const {
-  if (options_.admin_token.empty()) return false;
-  std::string auth = req.Header("authorization");
-  const std::string prefix = "Bearer ";
-  if (!absl::StartsWith(auth, prefix)) return false;
-  std::string given = auth.substr(prefix.size());
-  const std::string& want = options_.admin_token;
-  // Constant time in the token's length.
-  unsigned diff = given.size() != want.size();
-  for (size_t i = 0; i < want.size(); ++i) {
-    diff |= static_cast<unsigned char>(want[i]) ^
-            static_cast<unsigned char>(i < given.size() ? given[i] : 0);
-  }
-  return diff == 0;
-}
-
 Response Dashboard::Cancel(const Request& req, const std::string& id) {
-  if (options_.admin_token.empty()) {
+  if (!options_.auth || !options_.auth->has(auth::Role::kAdmin)) {
     return JsonError(403,
                      "the dashboard is read-only (start argus-server with --admin_token_file)");
   }
-  if (!Authorized(req)) {
+  if (!Allowed(req, auth::Role::kAdmin, /*header_only=*/true)) {
     Response r = JsonError(401, "cancel needs Authorization: Bearer <admin token>");
     r.headers.push_back({"WWW-Authenticate", "Bearer"});
     return r;

@@ -42,6 +42,28 @@ http::Response Call(Dashboard& d, const std::string& method, const std::string& 
 
 json J(const http::Response& r) { return json::parse(r.body); }
 
+DashboardOptions OpenReads() {
+  DashboardOptions o;
+  o.open_reads = true;
+  return o;
+}
+
+// An Authenticator with one read, one admin, one client and one worker token.
+std::shared_ptr<const auth::Authenticator> Tokens(const std::string& dir) {
+  auto write = [&](const std::string& name, const std::string& token) {
+    std::string path = dir + "/" + name;
+    std::ofstream(path) << token << "\n";
+    std::filesystem::permissions(
+        path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    return path;
+  };
+  auto a = auth::Authenticator::FromFiles(
+      {write("client", "client-token-0123456789"), write("worker", "worker-token-0123456789"),
+       write("admin", "admin-token-0123456789"), write("read", "read-token-0123456789")});
+  REQUIRE(a.ok());
+  return *a;
+}
+
 const char* kSource =
     "@kernel(threads=128)\n"
     "def gemm(A, B, C):\n"
@@ -65,7 +87,7 @@ TEST_CASE("dashboard: jobs, one job with candidates, workers, filters") {
   dev->set_name("NVIDIA H200");
   REQUIRE(f.store->RegisterWorker(inv, "", 1).ok());
 
-  Dashboard d(f.store.get(), {});
+  Dashboard d(f.store.get(), OpenReads());
   auto all = J(Call(d, "GET", "/api/jobs"));
   REQUIRE(all["jobs"].size() == 2);
   auto tune = J(Call(d, "GET", "/api/jobs?kind=tune"));
@@ -112,7 +134,7 @@ TEST_CASE("dashboard: jobs, one job with candidates, workers, filters") {
 
 TEST_CASE("dashboard: unknown things are 404, wrong methods 405, with no echo of markup") {
   Fixture f;
-  Dashboard d(f.store.get(), {});
+  Dashboard d(f.store.get(), OpenReads());
   auto r = Call(d, "GET", "/jobs/j-doesnotexist");
   CHECK(r.status == 404);
   CHECK(r.content_type.find("text/html") == 0);
@@ -138,27 +160,30 @@ TEST_CASE("dashboard: read-only without a token; cancel needs the bearer token")
   probe.set_kind(v1::JOB_KIND_PROBE);
   auto pj = f.store->CreateJob(probe, {{"probe", "{}", "", true}}, 1, 1'000'000'000'000'000);
   REQUIRE(pj.ok());
-  Dashboard ro(f.store.get(), {});
+  Dashboard ro(f.store.get(), OpenReads());
   CHECK(J(Call(ro, "GET", "/api/info"))["admin"] == false);
   CHECK(Call(ro, "POST", "/api/jobs/" + pj->id() + "/cancel", "Bearer x").status == 403);
 
   DashboardOptions opt;
-  opt.admin_token = "s3cret";
+  opt.auth = Tokens(f.dir);
   Dashboard admin(f.store.get(), opt);
-  CHECK(J(Call(admin, "GET", "/api/info"))["admin"] == true);
-  CHECK(Call(admin, "POST", "/api/jobs/" + pj->id() + "/cancel").status == 401);
-  CHECK(Call(admin, "POST", "/api/jobs/" + pj->id() + "/cancel", "Bearer s3cre").status == 401);
-  CHECK(Call(admin, "POST", "/api/jobs/" + pj->id() + "/cancel", "Bearer s3cret!").status == 401);
-  CHECK(Call(admin, "POST", "/api/jobs/j-none/cancel", "Bearer s3cret").status == 404);
-  auto r = Call(admin, "POST", "/api/jobs/" + pj->id() + "/cancel", "Bearer s3cret");
+  const std::string cancel = "/api/jobs/" + pj->id() + "/cancel",
+                    tok = "Bearer admin-token-0123456789";
+  CHECK(J(Call(admin, "GET", "/api/info", tok))["admin"] == true);
+  CHECK(Call(admin, "POST", cancel).status == 401);
+  CHECK(Call(admin, "POST", cancel, "Bearer admin-token-012345678").status == 401);
+  CHECK(Call(admin, "POST", cancel, "Bearer read-token-0123456789").status == 401);
+  CHECK(Call(admin, "POST", cancel, "Bearer client-token-0123456789").status == 401);
+  CHECK(Call(admin, "POST", "/api/jobs/j-none/cancel", tok).status == 404);
+  auto r = Call(admin, "POST", cancel, tok);
   CHECK(r.status == 200);
   CHECK(J(r)["state"] == "cancelled");
 }
 
-TEST_CASE("dashboard: served over real HTTP; token file is read and checked") {
+TEST_CASE("dashboard: served over real HTTP") {
   Fixture f;
   std::string bound;
-  auto server = StartDashboard(f.store.get(), {}, "127.0.0.1:0", &bound);
+  auto server = StartDashboard(f.store.get(), OpenReads(), "127.0.0.1:0", &bound);
   REQUIRE(server.ok());
   int port = http::PortOf(bound);
   std::string r = http::HttpGet(port, "/api/jobs");
@@ -166,12 +191,70 @@ TEST_CASE("dashboard: served over real HTTP; token file is read and checked") {
   CHECK(json::parse(http::BodyOf(r))["jobs"].empty());
   CHECK(http::HttpGet(port, "/nope").rfind("HTTP/1.1 404", 0) == 0);
   (*server)->Shutdown();
+}
 
-  std::ofstream(f.dir + "/tok") << "  abc \n";
-  CHECK(*ReadTokenFile(f.dir + "/tok") == "abc");
-  std::ofstream(f.dir + "/empty") << "\n";
-  CHECK(!ReadTokenFile(f.dir + "/empty").ok());
-  CHECK(!ReadTokenFile(f.dir + "/missing").ok());
+TEST_CASE("dashboard: reads need a read or admin token unless open") {
+  Fixture f;
+  auto seeded = SeedTuneJob(f.store.get(), kSource, 2);
+  REQUIRE(seeded.ok());
+  const std::string job = "/api/jobs/" + seeded->job_id;
+  Dashboard closed(f.store.get(), {});  // no token configured, not open
+  auto r = Call(closed, "GET", "/api/jobs");
+  CHECK(r.status == 401);
+  CHECK(J(r)["error"].get<std::string>().find("--read_token_file") != std::string::npos);
+
+  DashboardOptions opt;
+  opt.auth = Tokens(f.dir);
+  Dashboard d(f.store.get(), opt);
+  int refused = 0;
+  for (const std::string& path :
+       {std::string("/"), std::string("/workers"), "/jobs/" + seeded->job_id,
+        std::string("/api/jobs"), job, std::string("/api/workers"), std::string("/api/info")}) {
+    for (const std::string& token : {std::string(""), std::string("Bearer wrong-token-0123456"),
+                                     std::string("Bearer client-token-0123456789"),
+                                     std::string("Bearer worker-token-0123456789")}) {
+      r = Call(d, "GET", path, token);
+      INFO(path << " with '" << token << "'");
+      CHECK(r.status == 401);
+      CHECK(r.body.find("load_fragment") == std::string::npos);  // no source leaks
+      refused += r.status == 401;
+    }
+    CHECK(Call(d, "GET", path, "Bearer read-token-0123456789").status == 200);
+    CHECK(Call(d, "GET", path, "Bearer admin-token-0123456789").status == 200);
+  }
+  CHECK(Call(d, "GET", "/static/style.css").status == 200);  // the sign-in page's style
+  CHECK(Call(d, "GET", "/").body.find("action=\"/login\"") != std::string::npos);
+  std::printf("figure: %d dashboard reads without a read/admin token refused with 401\n", refused);
+
+  // The sign-in form sets an HttpOnly cookie that then opens the pages.
+  auto login = [&](const std::string& body) {
+    http::Request req;
+    http::ParseError err;
+    REQUIRE(http::ParseRequestHead("POST /login HTTP/1.1\r\nHost: t", &req, &err));
+    req.body = body;
+    return d.Handle(req);
+  };
+  CHECK(login("token=client-token-0123456789").status == 401);
+  r = login("token=read-token-0123456789");
+  CHECK(r.status == 303);
+  std::string cookie;
+  for (auto& [k, v] : r.headers) {
+    if (k == "Set-Cookie") cookie = v;
+  }
+  CHECK(cookie.find("HttpOnly") != std::string::npos);
+  CHECK(cookie.find("SameSite=Strict") != std::string::npos);
+  http::Request req;
+  http::ParseError err;
+  REQUIRE(http::ParseRequestHead(
+      "GET " + job + " HTTP/1.1\r\nHost: t\r\nCookie: " + cookie.substr(0, cookie.find(';')), &req,
+      &err));
+  CHECK(d.Handle(req).status == 200);
+  // A cookie never authorizes a write: cancel needs the admin header.
+  REQUIRE(http::ParseRequestHead("POST " + job +
+                                     "/cancel HTTP/1.1\r\nHost: t\r\nCookie: "
+                                     "argus_token=admin-token-0123456789",
+                                 &req, &err));
+  CHECK(d.Handle(req).status == 401);
 }
 
 }  // namespace

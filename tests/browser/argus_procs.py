@@ -53,7 +53,8 @@ class Cluster:
         argv = [os.path.join(self.bin_dir, "argus-server"), "--listen", listen,
                 "--db", self.db, "--heartbeat_ms", "200", "--lease_ms", "2000"]
         if http:
-            argv += ["--http", "127.0.0.1:0"]
+            # A local test server without tokens: the dashboard is opened explicitly.
+            argv += ["--http", "127.0.0.1:0", "--open_dashboard"]
         argv += list(extra)
         self.server = self._start("server", argv)
         deadline = time.time() + 20

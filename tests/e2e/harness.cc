@@ -44,7 +44,9 @@ std::string Harness::ServerLog() const {
 std::string Harness::StartVerifier(const std::string& listen) {
   ++verifier_starts_;
   std::string log = "verifier-" + std::to_string(verifier_starts_) + ".log";
-  auto child = Child::Start({Bin("argus-verifier"), "--listen", listen}, dir_ + "/" + log);
+  std::vector<std::string> argv = {Bin("argus-verifier"), "--listen", listen};
+  argv.insert(argv.end(), verifier_flags.begin(), verifier_flags.end());
+  auto child = Child::Start(argv, dir_ + "/" + log);
   REQUIRE(child.ok());
   verifier_ = std::move(*child);
   const std::string marker = "listening on ";

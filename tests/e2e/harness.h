@@ -56,6 +56,7 @@ class Harness {
 
   // Added to every CLI run and worker start (tokens, TLS flags, env).
   std::vector<std::string> cli_env, cli_flags, worker_env, worker_flags;
+  std::vector<std::string> verifier_flags;  // added to every verifier start
 
  private:
   std::string dir_;

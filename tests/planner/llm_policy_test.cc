@@ -150,13 +150,13 @@ TEST_CASE("the LLM policy: counterexamples and rewards reach the prompt, bad rep
   po.llm.timeout_ms = 500;
   po.llm.retries = 1;
   po.llm.backoff_ms = 10;
+  po.llm_endpoints = {{"scripted", ep.url(), "scripted", ""}};
   Stack s("llm", po);
   v1::JobSpec spec;
   spec.set_kind(v1::JOB_KIND_TUNE);
   spec.set_target("interp");
   spec.set_policy("llm");
-  spec.set_llm_endpoint(ep.url());
-  spec.set_llm_model("scripted");
+  spec.set_llm_endpoint("scripted");
   spec.set_max_candidates(4);
   auto* p = spec.mutable_problem();
   p->set_family("softmax");

@@ -3,11 +3,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "base/subprocess.h"
 
 namespace argus::security {
+
+std::string TempDir() {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("argus-sec-" + std::to_string(getpid()) + "-" + std::to_string(rand()));
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+std::unique_ptr<grpc::ClientContext> Ctx() {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  return ctx;
+}
+
+void PrintRefused(const std::string& what, const grpc::Status& st) {
+  std::printf("  refused %-28s %d %s\n", what.c_str(), st.error_code(), st.error_message().c_str());
+}
+
 namespace {
 
 std::string Openssl(const std::vector<std::string>& args) {

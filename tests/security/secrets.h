@@ -10,9 +10,21 @@
 #ifndef ARGUS_TESTS_SECURITY_SECRETS_H_
 #define ARGUS_TESTS_SECURITY_SECRETS_H_
 
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
 #include <string>
 
 namespace argus::security {
+
+// A fresh directory under the system's temp directory.
+std::string TempDir();
+
+// A client context with a 5 s deadline.
+std::unique_ptr<grpc::ClientContext> Ctx();
+
+// Prints "  refused WHAT CODE MESSAGE", the line each refusal test shows.
+void PrintRefused(const std::string& what, const grpc::Status& st);
 
 // Writes `content` to dir/name with mode 0600; returns the path.
 std::string WriteSecret(const std::string& dir, const std::string& name,
