@@ -20,6 +20,7 @@ absl::StatusOr<std::string> Server::Start() {
   store::StoreOptions store_options;
   store_options.lease_ms = options_.lease_ms;
   store_options.max_attempts = options_.max_attempts;
+  store_options.new_store = options_.new_store;
   ASSIGN_OR_RETURN(options_.auth,
                    Authenticator::FromFiles(options_.token_file, options_.worker_token_file,
                                             options_.admin_token_file));
