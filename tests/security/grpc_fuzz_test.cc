@@ -108,7 +108,11 @@ class Fuzzer {
   void Run(std::chrono::seconds budget, Stats* stats) {
     auto until = Clock::now() + budget;
     while (Clock::now() < until) {
-      Target& t = methods_[mut_.Next() % methods_.size()];
+      // Every method once first, so that a loaded machine still reaches all.
+      const uint64_t pick = static_cast<size_t>(stats->calls) < methods_.size()
+                                ? static_cast<uint64_t>(stats->calls)
+                                : mut_.Next() % methods_.size();
+      Target& t = methods_[pick];
       const Message* proto = google::protobuf::MessageFactory::generated_factory()->GetPrototype(
           t.method->input_type());
       std::unique_ptr<Message> req(proto->New());
