@@ -109,6 +109,12 @@ std::shared_ptr<grpc::Channel> Dial(const std::string& address, const DialOption
       address, grpc::InsecureChannelCredentials(), args, std::move(interceptors));
 }
 
+void SetFastReconnect(grpc::ChannelArguments* args) {
+  args->SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args->SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
+  args->SetInt(GRPC_ARG_DNS_MIN_TIME_BETWEEN_RESOLUTIONS_MS, 250);
+}
+
 bool IsCredentialVariable(const std::string& name) {
   std::string upper = absl::AsciiStrToUpper(name);
   for (const char* word : {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "API_KEY",

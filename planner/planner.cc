@@ -50,6 +50,30 @@ std::optional<Step> StepFromRow(const store::JobStore::StepRow& row) {
   return s;
 }
 
+// The instance a proposal names: the template's, or a kernel the policy
+// wrote with its own source and knob defaults, the template's dims and the
+// shape/option constants it still declares.
+absl::StatusOr<Instance> InstanceOf(const kb::Template& tmpl, const Proposal& prop,
+                                    const Problem& p) {
+  ASSIGN_OR_RETURN(Instance inst, Instantiate(tmpl, prop.config, p));
+  if (prop.source.empty()) return inst;
+  inst.source = prop.source;
+  inst.kernel = prop.kernel;
+  for (auto it = inst.constants.begin(); it != inst.constants.end();) {
+    bool declared =
+        inst.source.find(it->first + ": const") != std::string::npos && !tmpl.FindKnob(it->first);
+    it = declared ? std::next(it) : inst.constants.erase(it);
+  }
+  return inst;
+}
+
+bool IsRetryable(const absl::Status& st) {
+  // NOT_FOUND: the job is gone; FAILED_PRECONDITION: it finished (cancelled)
+  // under the driver. Anything else comes from the store and may pass.
+  return !st.ok() && st.code() != absl::StatusCode::kNotFound &&
+         st.code() != absl::StatusCode::kFailedPrecondition;
+}
+
 std::unique_ptr<CandidateGate> DefaultGate(const PlannerOptions& o) {
   if (o.verifier_address.empty()) return std::make_unique<VerifierGate>();
   worker::VerifierClientOptions vo;
@@ -105,10 +129,101 @@ absl::Status Planner::Validate(const v1::JobSpec& spec) const {
 void Planner::Start(const std::string& job_id) {
   std::lock_guard lock(mu_);
   if (stopping_.load() || threads_.count(job_id)) return;
-  threads_[job_id] = std::thread([this, job_id] {
-    auto st = RunJob(job_id);
-    if (!st.ok()) spdlog::error("tune job {}: {}", job_id, st.ToString());
-  });
+  threads_[job_id] = std::thread([this, job_id] { Drive(job_id); });
+}
+
+void Planner::Drive(const std::string& job_id) {
+  auto backoff = std::chrono::milliseconds(100);
+  while (!stopping_.load()) {
+    absl::Status st = RunJob(job_id);
+    if (st.ok()) return;
+    if (!IsRetryable(st)) {
+      spdlog::error("tune job {}: {}", job_id, st.ToString());
+      return;
+    }
+    // A store error (full disk, I/O error, busy): nothing half-done was
+    // recorded, so the job resumes from its stored trajectory (and its
+    // candidate in flight) once the store takes writes again.
+    spdlog::warn("tune job {}: {}; retrying in {} ms", job_id, st.ToString(), backoff.count());
+    std::unique_lock lock(mu_);
+    stop_cv_.wait_for(lock, backoff, [this] { return stopping_.load(); });
+    backoff = std::min(backoff * 2, kMaxRetryBackoff);
+  }
+}
+
+absl::StatusOr<std::optional<Planner::InFlight>> Planner::FindInFlight(
+    const std::string& job_id, const std::vector<Step>& trajectory, const Problem& p) const {
+  ASSIGN_OR_RETURN(auto tasks, store_->ListTasks(job_id, "candidate"));
+  // Steps run one at a time, so only the latest task can be in flight.
+  if (tasks.empty()) return std::nullopt;
+  json payload = json::parse(tasks.back().payload_json, nullptr, false);
+  if (!payload.is_object() || !payload["planner_step"].is_object()) return std::nullopt;
+  const json& rec = payload["planner_step"];
+  const std::string candidate_id = rec.value("candidate_id", "");
+  for (const Step& s : trajectory) {
+    if (s.candidate_id == candidate_id) return std::nullopt;  // recorded
+  }
+  auto config = Config::FromJson(rec.value("config", json::object()));
+  const kb::Template* tmpl = config.ok() ? kb_.FindTemplate(config->template_id) : nullptr;
+  if (!tmpl) return std::nullopt;
+  InFlight f;
+  f.proposal.config = *config;
+  f.proposal.action = rec.value("action", "");
+  f.proposal.technique = rec.value("technique", "");
+  f.proposal.parent_id = rec.value("parent", "");
+  f.proposal.why = rec.value("why", "");
+  f.proposal.source = rec.value("source", "");
+  f.proposal.kernel = rec.value("kernel", "");
+  auto inst = InstanceOf(*tmpl, f.proposal, p);
+  if (!inst.ok()) return std::nullopt;
+  f.instance = *std::move(inst);
+  f.step.step = rec.value("step", 0);
+  f.step.candidate_id = candidate_id;
+  f.step.parent_id = f.proposal.parent_id;
+  f.step.config = f.proposal.config;
+  f.step.action = f.proposal.action;
+  f.step.technique = f.proposal.technique;
+  f.step.why = f.proposal.why;
+  f.verification = payload.value("verification", json::object());
+  f.task_id = tasks.back().id;
+  return f;
+}
+
+json Planner::InFlightJson(const InFlight& f) {
+  json j = {{"step", f.step.step},        {"candidate_id", f.step.candidate_id},
+            {"parent", f.step.parent_id}, {"config", f.step.config.ToJson()},
+            {"action", f.step.action},    {"technique", f.step.technique},
+            {"why", f.step.why}};
+  if (!f.proposal.source.empty()) {
+    j["source"] = f.proposal.source;
+    j["kernel"] = f.proposal.kernel;
+  }
+  return j;
+}
+
+absl::StatusOr<std::optional<json>> Planner::AwaitTask(const std::string& task_id) {
+  int64_t deadline = NowMs() + options_.task_timeout_ms;
+  while (true) {
+    int64_t version = store_->version();  // before the read: no change slips between
+    ASSIGN_OR_RETURN(auto ts, store_->GetTask(task_id));
+    if (ts.state == "done") {
+      json outcome = json::parse(ts.result_json, nullptr, false);
+      if (outcome.is_discarded() || !outcome.is_object()) {
+        outcome = {{"outcome", "bad_result"}, {"message", "the worker's result is not JSON"}};
+      }
+      return outcome;
+    }
+    if (ts.state == "failed" || ts.state == "cancelled") {
+      return json{{"outcome", ts.state == "failed" ? "worker_error" : "cancelled"},
+                  {"message", ts.error}};
+    }
+    if (stopping_.load()) return std::nullopt;
+    if (NowMs() > deadline) {
+      return json{{"outcome", "timeout"}, {"message", "no result within the task timeout"}};
+    }
+    // Sleeps until the store changes (Shutdown wakes it too).
+    store_->WaitForChange(version, std::chrono::steady_clock::now() + std::chrono::seconds(1));
+  }
 }
 
 absl::Status Planner::ResumeUnfinished() {
@@ -124,7 +239,11 @@ absl::Status Planner::ResumeUnfinished() {
 }
 
 void Planner::Shutdown() {
-  stopping_.store(true);
+  {
+    std::lock_guard lock(mu_);
+    stopping_.store(true);
+  }
+  stop_cv_.notify_all();
   store_->WakeWaiters();
   if (gate_) gate_->Stop();
   std::map<std::string, std::thread> threads;
@@ -320,75 +439,68 @@ absl::Status Planner::RunJob(const std::string& job_id) {
     return out;
   };
 
+  bool first = true;
   while (static_cast<int>(trajectory.size()) < max_candidates && !stopping_.load()) {
     ASSIGN_OR_RETURN(v1::Job now, store_->GetJob(job_id, false));
     if (Finished(now.state())) return absl::OkStatus();  // cancelled or overdue
-    std::optional<Proposal> prop = policy->Next(trajectory);
-    if (!prop) break;
-    const kb::Template* tmpl = kb_.FindTemplate(prop->config.template_id);
-    if (!tmpl) break;
-    auto inst = Instantiate(*tmpl, prop->config, p);
-    if (!inst.ok()) break;  // the policy only proposes valid configs
-    if (!prop->source.empty()) {
-      // A kernel written by the policy: its own source and knob defaults, the
-      // template's dims and the shape/option constants it still declares.
-      inst->source = prop->source;
-      inst->kernel = prop->kernel;
-      for (auto it = inst->constants.begin(); it != inst->constants.end();) {
-        bool declared = inst->source.find(it->first + ": const") != std::string::npos &&
-                        !tmpl->FindKnob(it->first);
-        it = declared ? std::next(it) : inst->constants.erase(it);
+    // A step that an earlier run of this job (before a restart or a store
+    // error) gated and sent to a worker, but did not record, continues from
+    // its task: a committed result is used, not run again.
+    std::optional<InFlight> cur;
+    if (first) {
+      ASSIGN_OR_RETURN(cur, FindInFlight(job_id, trajectory, p));
+      first = false;
+    }
+    if (cur) {
+      spdlog::info("tune job {}: step {} continues from its task {}", job_id, cur->step.step,
+                   cur->task_id);
+    } else {
+      std::optional<Proposal> prop = policy->Next(trajectory);
+      if (!prop) break;
+      const kb::Template* tmpl = kb_.FindTemplate(prop->config.template_id);
+      if (!tmpl) break;
+      auto inst = InstanceOf(*tmpl, *prop, p);
+      if (!inst.ok()) break;  // the policy only proposes valid configs
+      cur.emplace();
+      cur->proposal = *prop;
+      cur->instance = *std::move(inst);
+      Step& step = cur->step;
+      step.step = trajectory.empty() ? 0 : trajectory.back().step + 1;
+      step.candidate_id = store::NewId("c");
+      step.parent_id = prop->parent_id;
+      step.config = prop->config;
+      step.action = prop->action;
+      step.technique = prop->technique;
+      step.why = prop->why;
+      GateReport report = gate_->Check(cur->instance, target);
+      if (report.unavailable) {
+        // The verifier service stopped answering and the wait was ended
+        // (shutdown): nothing is recorded; the step is redone on resume.
+        if (stopping_.load()) return absl::OkStatus();
+        continue;
+      }
+      cur->verification = report.ToJson();
+      if (report.passed) {
+        json payload = Payload(cur->instance, *baseline, p, target, cur->verification);
+        payload["planner_step"] = InFlightJson(*cur);
+        store::NewTask task{"candidate", payload.dump(), target == "interp" ? "interp" : target,
+                            false};
+        ASSIGN_OR_RETURN(cur->task_id, store_->AddTask(job_id, task, NowMs()));
       }
     }
-    Step step;
-    step.step = trajectory.empty() ? 0 : trajectory.back().step + 1;
-    step.candidate_id = store::NewId("c");
-    step.parent_id = prop->parent_id;
-    step.config = prop->config;
-    step.action = prop->action;
-    step.technique = prop->technique;
-    step.why = prop->why;
-    GateReport report = gate_->Check(*inst, target);
-    if (report.unavailable) {
-      // The verifier service stopped answering and the wait was ended
-      // (shutdown): nothing is recorded; the step is redone on resume.
-      if (stopping_.load()) return absl::OkStatus();
-      continue;
-    }
-    step.violations = static_cast<int>(report.violations.size());
+    Step step = cur->step;
+    const Instance* inst = &cur->instance;
+    const json violations = cur->verification.value("violations", json::array());
+    step.violations = static_cast<int>(violations.size());
     json outcome;
-    if (!report.passed) {
+    if (cur->task_id.empty()) {
       step.outcome = "rejected";
-      step.message = report.violations.empty() ? "" : report.violations[0].value("message", "");
+      step.message = violations.empty() ? "" : violations[0].value("message", "");
       outcome = {{"outcome", "rejected"}, {"message", step.message}};
     } else {
-      store::NewTask task{"candidate", Payload(*inst, *baseline, p, target, report.ToJson()).dump(),
-                          target == "interp" ? "interp" : target, false};
-      ASSIGN_OR_RETURN(std::string task_id, store_->AddTask(job_id, task, NowMs()));
-      int64_t deadline = NowMs() + options_.task_timeout_ms;
-      while (true) {
-        int64_t version = store_->version();  // before the read: no change slips between
-        ASSIGN_OR_RETURN(auto ts, store_->GetTask(task_id));
-        if (ts.state == "done") {
-          outcome = json::parse(ts.result_json, nullptr, false);
-          if (outcome.is_discarded() || !outcome.is_object()) {
-            outcome = {{"outcome", "bad_result"}, {"message", "the worker's result is not JSON"}};
-          }
-          break;
-        }
-        if (ts.state == "failed" || ts.state == "cancelled") {
-          outcome = {{"outcome", ts.state == "failed" ? "worker_error" : "cancelled"},
-                     {"message", ts.error}};
-          break;
-        }
-        if (stopping_.load()) return absl::OkStatus();  // resumed after restart
-        if (NowMs() > deadline) {
-          outcome = {{"outcome", "timeout"}, {"message", "no result within the task timeout"}};
-          break;
-        }
-        // Sleeps until the store changes (Shutdown wakes it too).
-        store_->WaitForChange(version, std::chrono::steady_clock::now() + std::chrono::seconds(1));
-      }
+      ASSIGN_OR_RETURN(std::optional<json> result, AwaitTask(cur->task_id));
+      if (!result) return absl::OkStatus();  // shutting down: resumed after restart
+      outcome = *std::move(result);
       if (outcome.value("outcome", "") == "cancelled") {
         return absl::OkStatus();  // the job was cancelled under us
       }
@@ -408,10 +520,10 @@ absl::Status Planner::RunJob(const std::string& job_id) {
                    {"technique", step.technique},
                    {"why", step.why},
                    {"diff", Diff(parent_inst, *inst)},
-                   {"verifier", report.ToJson()},
+                   {"verifier", cur->verification},
                    {"outcome", outcome},
                    {"reward", {{"outcome", step.ratio}, {"process", process_reward}}}};
-    if (!prop->source.empty()) detail["source"] = inst->source;
+    if (!cur->proposal.source.empty()) detail["source"] = inst->source;
     // The candidate's row as the dashboard reads it (docs/dashboard.md):
     // verdict, speed-up, the verifier's located diagnostics.
     json cand = {{"config", step.config.ToJson()},
@@ -421,9 +533,9 @@ absl::Status Planner::RunJob(const std::string& job_id) {
                              : step.outcome == "ok"     ? "measured"
                                                         : "failed"}};
     if (step.outcome == "ok") cand["speedup"] = step.ratio;
-    if (!report.violations.empty()) {
+    if (!violations.empty()) {
       json diags = json::array();
-      for (const json& v : report.violations) {
+      for (const json& v : violations) {
         json d = {{"file", absl::StrCat(inst->kernel, ".py")},
                   {"line", v.value("line", 0)},
                   {"col", v.value("col", 0)},

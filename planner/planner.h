@@ -9,7 +9,11 @@
 // runtime outcome, reward) is committed to SQLite — a candidates row and a trajectory_steps row —
 // before the next step starts; the job's progress summary follows each step. The driver finishes
 // the job (the store does not): succeeded with the best kernel, or failed with the reason. After a
-// restart, ResumeUnfinished() continues unfinished tune jobs from their stored trajectory.
+// restart, ResumeUnfinished() continues unfinished tune jobs from their stored trajectory; a step
+// whose candidate task was added but not recorded continues from that task (its payload carries
+// the step, "planner_step"), so a result committed before the restart is used, not run again.
+// A store error (full disk, I/O error) ends no job: the driver retries the job with backoff
+// (100 ms doubling to 2 s) and it resumes the same way once the store takes writes again.
 //
 // Memory: before the first step the driver retrieves configs from finished
 // tune jobs of the same family, dtype, options and target whose shapes are
@@ -22,9 +26,12 @@
 #define ARGUS_PLANNER_PLANNER_H_
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,6 +44,7 @@
 #include "planner/gate.h"
 #include "planner/llm_endpoints.h"
 #include "planner/llm_policy.h"
+#include "planner/policy.h"
 #include "store/store.h"
 
 namespace argus::planner {
@@ -79,7 +87,28 @@ class Planner {
                                const std::string& exclude_job, size_t max) const;
 
  private:
+  // A step from its proposal to its record: gated, and sent to a worker as
+  // task_id (empty when the gate rejected it).
+  struct InFlight {
+    Step step;
+    Proposal proposal;
+    Instance instance;
+    nlohmann::json verification;  // GateReport::ToJson
+    std::string task_id;
+  };
+  static constexpr std::chrono::milliseconds kMaxRetryBackoff{2000};
+
   absl::StatusOr<std::string> ResolveTarget(const std::string& target) const;
+  // RunJob, run again with backoff while it fails for a store error.
+  void Drive(const std::string& job_id);
+  // The step an earlier run of the job sent to a worker and did not record.
+  absl::StatusOr<std::optional<InFlight>> FindInFlight(const std::string& job_id,
+                                                       const std::vector<Step>& trajectory,
+                                                       const Problem& p) const;
+  // The step as its candidate task's payload carries it ("planner_step").
+  static nlohmann::json InFlightJson(const InFlight& f);
+  // The task's outcome; nullopt when the planner is shutting down.
+  absl::StatusOr<std::optional<nlohmann::json>> AwaitTask(const std::string& task_id);
 
   store::JobStore* store_;
   PlannerOptions options_;
@@ -88,6 +117,7 @@ class Planner {
   std::unique_ptr<CandidateGate> gate_;
   std::atomic<bool> stopping_{false};
   std::mutex mu_;
+  std::condition_variable stop_cv_;  // signalled (under mu_) when stopping_ is set
   std::map<std::string, std::thread> threads_;
 };
 

@@ -18,6 +18,9 @@ int main(int argc, char** argv) {
       "[flags]\n\nexample: argus-server --listen 0.0.0.0:7070 --db /var/lib/argus/argus.db");
   flags.String("listen", &options.listen, "host:port to serve gRPC on (port 0 picks a free one)");
   flags.String("db", &options.db_path, "SQLite job store file");
+  flags.Bool("new_store", &options.new_store,
+             "make a new, empty store when --db is an empty (0-byte) file; without it such a "
+             "file is refused as a damaged store");
   flags.Int("lease_ms", &lease_ms, "a lease not renewed for this long expires");
   flags.Int("heartbeat_ms", &heartbeat_ms, "how often workers heartbeat");
   flags.Int("max_jobs_per_client", &max_jobs, "unfinished jobs one client may have");

@@ -44,6 +44,7 @@ absl::StatusOr<std::string> Server::Start() {
   store::StoreOptions store_options;
   store_options.lease_ms = options_.lease_ms;
   store_options.max_attempts = options_.max_attempts;
+  store_options.new_store = options_.new_store;
   ASSIGN_OR_RETURN(options_.auth, LoadServerAuth(options_));
   ASSIGN_OR_RETURN(auto credentials, MakeServerCredentials(options_));
   ASSIGN_OR_RETURN(store_, store::JobStore::Open(options_.db_path, store_options));

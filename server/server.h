@@ -32,6 +32,7 @@ namespace argus::server {
 struct ServerOptions {
   std::string listen = "127.0.0.1:0";
   std::string db_path = "argus.db";
+  bool new_store = false;  // accept a zero-byte db_path as a new store (StoreOptions)
   int64_t lease_ms = 30'000;
   int64_t heartbeat_ms = 2'000;
   int max_attempts = 3;

@@ -1,11 +1,14 @@
 #include "store/store.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <random>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/status.h"
 #include "nlohmann/json.hpp"
 
@@ -102,6 +105,27 @@ bool Finished(v1::JobState s) {
   return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED || s == v1::JOB_STATE_CANCELLED;
 }
 
+// PRAGMA quick_check: page structure, free lists and row formats (not
+// index contents), in time linear in the file.
+absl::Status QuickCheck(Db* db, const std::string& path) {
+  auto damaged = [&](const std::string& what) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("store ", path, " is damaged (PRAGMA quick_check: ", what,
+                     "); refusing to serve it: restore it from a backup (docs/deploy.md)"));
+  };
+  auto q = db->Prepare("PRAGMA quick_check(5)");
+  if (!q.ok()) return damaged(std::string(q.status().message()));
+  std::vector<std::string> problems;
+  while (true) {
+    auto row = q->Step();
+    if (!row.ok()) return damaged(std::string(row.status().message()));
+    if (!*row) break;
+    if (q->Text(0) != "ok") problems.push_back(q->Text(0));
+  }
+  if (!problems.empty()) return damaged(absl::StrJoin(problems, "; "));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string NewId(const std::string& prefix) {
@@ -111,7 +135,16 @@ std::string NewId(const std::string& prefix) {
 
 absl::StatusOr<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path,
                                                          StoreOptions options) {
+  std::error_code ec;
+  if (!options.new_store && std::filesystem::is_regular_file(path, ec) &&
+      std::filesystem::file_size(path, ec) == 0 && !ec) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "store ", path,
+        " is an empty file (0 bytes), not an Argus store: restore it from a backup, or start "
+        "with --new_store to make a new, empty store there"));
+  }
   ASSIGN_OR_RETURN(auto db, Db::Open(path));
+  RETURN_IF_ERROR(QuickCheck(db.get(), path));
   std::unique_ptr<JobStore> store(new JobStore(std::move(db), options));
   RETURN_IF_ERROR(store->Migrate());
   RETURN_IF_ERROR(store->OpenReaders(path));
@@ -696,7 +729,7 @@ absl::Status JobStore::AddCandidate(const std::string& id, const std::string& jo
       auto ins,
       db_->Prepare(
           "INSERT INTO candidates (id, job_id, parent_id, source, detail_json, created_ms) "
-          "VALUES (?,?,?,?,?,?)"));
+          "VALUES (?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING"));
   ins.Bind(1, id)
       .Bind(2, job_id)
       .Bind(3, parent_id)
@@ -785,6 +818,22 @@ absl::StatusOr<JobStore::TaskState> JobStore::GetTask(const std::string& task_id
   ASSIGN_OR_RETURN(bool row, q.Step());
   if (!row) return absl::NotFoundError(absl::StrCat("task ", task_id, " does not exist"));
   return TaskState{q.Text(0), q.Text(1), q.Text(2)};
+}
+
+absl::StatusOr<std::vector<JobStore::TaskRow>> JobStore::ListTasks(const std::string& job_id,
+                                                                   const std::string& kind) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(auto q,
+                   db_->Prepare("SELECT id, state, payload_json FROM tasks WHERE job_id = ? "
+                                "AND kind = ? ORDER BY seq"));
+  q.Bind(1, job_id).Bind(2, kind);
+  std::vector<TaskRow> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back({q.Text(0), q.Text(1), q.Text(2)});
+  }
+  return out;
 }
 
 absl::Status JobStore::SetJobProgress(const std::string& job_id, const std::string& result_json,

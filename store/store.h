@@ -60,6 +60,10 @@ struct StoreOptions {
   int64_t lease_ms = 30'000;
   int max_attempts = 3;
   int readers = 4;  // read connections (a read waits only when all are busy)
+  // An existing zero-byte file is refused (a truncated store would otherwise
+  // silently become an empty one) unless the operator asks for a new store
+  // there. A missing file is always created.
+  bool new_store = false;
 };
 
 // What ListJobs returns: one page, newest first.
@@ -83,6 +87,9 @@ struct JobPage {
 
 class JobStore {
  public:
+  // Opens the store and checks it (PRAGMA quick_check): a damaged file is
+  // refused with FAILED_PRECONDITION naming the file and what is wrong,
+  // before anything reads or writes it.
   static absl::StatusOr<std::unique_ptr<JobStore>> Open(const std::string& path,
                                                         StoreOptions options = {});
 
@@ -122,6 +129,8 @@ class JobStore {
                                     const std::string& error, int64_t now_ms);
 
   // Candidates, trajectory steps and artifacts (used by the planner).
+  // AddCandidate is idempotent: a planner retrying a step after a store
+  // error adds the candidate its first attempt may have committed.
   absl::Status AddCandidate(const std::string& id, const std::string& job_id,
                             const std::string& parent_id, const std::string& source,
                             const std::string& detail_json, int64_t now_ms);
@@ -138,6 +147,13 @@ class JobStore {
     std::string state, result_json, error;
   };
   absl::StatusOr<TaskState> GetTask(const std::string& task_id);
+  struct TaskRow {
+    std::string id, state, payload_json;
+  };
+  // A job's tasks of one kind in the order they were added (the planner
+  // finds the candidate a previous run of the job left in flight here).
+  absl::StatusOr<std::vector<TaskRow>> ListTasks(const std::string& job_id,
+                                                 const std::string& kind);
   // Stores the job's progress summary (and moves it to RUNNING).
   absl::Status SetJobProgress(const std::string& job_id, const std::string& result_json,
                               int64_t now_ms);

@@ -7,17 +7,41 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status.h"
 #include "clients/batch/doc.h"
 
 namespace argus::batch {
 namespace {
+
+// The offset of the first byte that is not part of well-formed UTF-8
+// (RFC 3629: no overlong forms, surrogates or code points past U+10FFFF);
+// npos when all of `s` is.
+size_t Utf8Error(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return i;
+    uint32_t cp = len == 1 ? c : c & (0x7f >> len);
+    for (int k = 1; k < len; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xc0) != 0x80) return i;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
 
 using nlohmann::json;
 
@@ -36,6 +60,13 @@ class Checker {
   absl::StatusOr<std::string> String(const Node& n, const std::string& field) const {
     if (n.type != Node::Type::kScalar)
       return Err(n, field, absl::StrCat("expected a string, got ", n.TypeName()));
+    // Names become keys of the state file (JSON): refused here, before
+    // anything is submitted, rather than when the state is saved.
+    if (size_t bad = Utf8Error(n.scalar); bad != std::string::npos) {
+      return Err(n, field,
+                 absl::StrFormat("not valid UTF-8 (byte 0x%02x at offset %d)",
+                                 static_cast<unsigned char>(n.scalar[bad]), bad));
+    }
     return n.scalar;
   }
   absl::StatusOr<int64_t> Int(const Node& n, const std::string& field, int64_t min) const {
@@ -274,7 +305,9 @@ absl::Status SaveState(const std::string& path, const BatchState& s) {
   std::string tmp = absl::StrCat(path, ".tmp.", getpid());
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << j.dump(2) << "\n";
+    // Strings from the server (errors) may hold any bytes: replaced, never
+    // thrown on, so the state is always saved.
+    out << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     out.flush();
     if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
   }

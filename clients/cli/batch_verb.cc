@@ -89,6 +89,11 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
+// Server strings (errors) may hold bytes that are not UTF-8: replaced.
+std::string Dump(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 // Refusals that waiting will not fix, versus limits that it will.
 bool Refusal(const absl::Status& st) {
   return st.code() != absl::StatusCode::kUnavailable &&
@@ -258,8 +263,8 @@ int Batch(const std::string& verb, const std::vector<std::string>& args) {
   auto results = batch::ResultsJson(*manifest, state);
   for (auto [name, text] :
        {std::pair<std::string, std::string>{"results.csv", batch::ResultsCsv(*manifest, state)},
-        {"results.json", results.dump(2) + "\n"},
-        {"dispatch.json", batch::DispatchTable(*manifest, state).dump(2) + "\n"}}) {
+        {"results.json", Dump(results)},
+        {"dispatch.json", Dump(batch::DispatchTable(*manifest, state))}}) {
     if (auto st = WriteFile(out_dir + "/" + name, text); !st.ok()) return BatchFail(st);
   }
   Counts c = Count(*manifest, state);
@@ -268,7 +273,7 @@ int Batch(const std::string& verb, const std::vector<std::string>& args) {
                         {"results_json", out_dir + "/results.json"},
                         {"dispatch", out_dir + "/dispatch.json"},
                         {"state", state_path}};
-    std::cout << results.dump(2) << "\n";
+    std::cout << Dump(results);
   } else {
     std::printf("%-28s %-10s %-20s %-10s %s\n", "entry", "state", "job", "best", "error");
     for (const auto& e : manifest->entries) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <exception>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -445,8 +446,20 @@ int Main(int argc, char** argv) {
   }
   std::vector<std::string> names;
   for (const auto& v : Verbs()) {
-    if (v.name == args[0]) return v.run(v.name, {args.begin() + 1, args.end()});
-    names.push_back(v.name);
+    if (v.name != args[0]) {
+      names.push_back(v.name);
+      continue;
+    }
+    // A server's reply of an unexpected shape (a number where a string
+    // belongs in a result's JSON) ends the command with an error, not an
+    // abort: whatever the verb saved before stays saved.
+    try {
+      return v.run(v.name, {args.begin() + 1, args.end()});
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "argus %s: unexpected data from the server: %s\n", v.name.c_str(),
+                   e.what());
+      return kExitServerError;
+    }
   }
   std::string hint = DidYouMean(args[0], names);
   std::fprintf(stderr, "argus: unknown verb '%s'%s\n", args[0].c_str(),

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "clients/cli/server_strings.h"
 #include "proto/status.h"
 
 namespace argus::cli {
@@ -31,8 +32,7 @@ bool JobFinished(v1::JobState s) {
 Connection::Connection(std::string address, const worker::DialOptions& dial)
     : address_(std::move(address)) {
   grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  worker::SetFastReconnect(&args);  // a watch resumes soon after a server restart
   args.SetMaxReceiveMessageSize(64 << 20);
   channel_ = worker::Dial(address_, dial, args);
   jobs_ = v1::JobService::NewStub(channel_);
@@ -61,6 +61,8 @@ absl::StatusOr<v1::Job> Connection::Submit(const v1::JobSpec& spec) {
   grpc::Status st = jobs_->SubmitJob(ctx.get(), req, &resp);
   if (!st.ok()) return Failed("submit", st);
   for (const auto& notice : resp.notices()) std::cerr << "argus: note: " << notice << "\n";
+  // Job ids name files (artifacts, batch state): a plain name or nothing.
+  if (auto bad = CheckFileNamePart("the job id", resp.job().id()); !bad.ok()) return bad;
   return resp.job();
 }
 

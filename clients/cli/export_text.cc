@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "clients/cli/server_strings.h"
 
 namespace argus::cli {
 namespace {
@@ -232,6 +233,13 @@ absl::StatusOr<LaunchPlan> MakeLaunchPlan(const json& spec, const std::vector<st
                                            {"args", spec.value("args", json::array())}}})}};
   }
   if (!runner::ParseRunSpec(launches, &p.run, &error)) return absl::InvalidArgumentError(error);
+  // Names go into C++ and Python source: identifiers only.
+  for (const runner::TensorSpec& t : p.run.tensors) {
+    if (auto st = CheckIdentifier("a tensor name", t.name); !st.ok()) return st;
+  }
+  for (const LaunchSpec& l : p.run.launches) {
+    if (auto st = CheckIdentifier("a kernel symbol", l.symbol); !st.ok()) return st;
+  }
   if (images.size() != p.run.launches.size() || params.size() != p.run.launches.size())
     return absl::InternalError(absl::StrCat("the launch spec has ", p.run.launches.size(),
                                             " launches but ", images.size(), " images"));

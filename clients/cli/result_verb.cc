@@ -39,6 +39,7 @@
 #include "clients/cli/embedded.h"
 #include "clients/cli/exit_codes.h"
 #include "clients/cli/export_text.h"
+#include "clients/cli/server_strings.h"
 #include "clients/cli/verb_flags.h"
 #include "gpu_worker/candidate.h"
 #include "nlohmann/json.hpp"
@@ -598,6 +599,8 @@ int Export(const std::string& verb, const std::vector<std::string>& args) {
     AdoptKernelMetadata(km, &meta);
   }
   std::string kernel = meta.value("kernel_name", b.value("kernel_name", "kernel"));
+  // The name is written into argus_kernel.h and launch_torch.py.
+  if (auto st = CheckIdentifier("the kernel name", kernel); !st.ok()) return ResultFail(verb, st);
   std::string why_not = compiled.ok() ? Disagreement(meta, compiled->metadata[0])
                                       : std::string(compiled.status().message());
   full.update(meta);  // the job's keys win over the artifact's

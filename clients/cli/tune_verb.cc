@@ -26,6 +26,7 @@
 #include "clients/cli/embedded.h"
 #include "clients/cli/exit_codes.h"
 #include "clients/cli/progress.h"
+#include "clients/cli/server_strings.h"
 #include "clients/cli/verb_flags.h"
 #include "gpu_worker/daemon.h"
 #include "gpu_worker/host_inventory.h"
@@ -272,11 +273,17 @@ int Tune(const std::string& verb, const std::vector<std::string>& args) {
   if (r.is_discarded()) r = json::object();
   std::string artifact;
   if (r.contains("best")) {
+    // The file's name is made of the server's strings: plain names only, so
+    // that it stays inside the state directory.
+    const std::string kernel = r["best"].value("kernel", "kernel");
+    absl::Status names = CheckFileNamePart("the job id", done->id());
+    if (names.ok()) names = CheckIdentifier("the kernel name", kernel);
+    if (!names.ok()) return TuneFail(verb, names);
     auto dir = EmbeddedStateDir();
     if (dir.ok()) {
       std::filesystem::path p = std::filesystem::path(*dir) / "artifacts";
       std::filesystem::create_directories(p);
-      p /= absl::StrCat(done->id(), "-", r["best"].value("kernel", "kernel"), ".py");
+      p /= absl::StrCat(done->id(), "-", kernel, ".py");
       std::ofstream out(p);
       out << "# argus tune " << planner::Describe(*problem) << " on " << r.value("target", "")
           << "\n# constants: " << r["best"]["constants"].dump()

@@ -73,7 +73,7 @@ void Harness::StartServer(const std::vector<std::string>& extra, const std::stri
   std::vector<std::string> argv = {Bin("argus-server"), "--listen", listen, "--db", db()};
   argv.insert(argv.end(), extra.begin(), extra.end());
   std::string log = dir_ + "/server-" + std::to_string(server_starts_) + ".log";
-  auto child = Child::Start(argv, log);
+  auto child = Child::Start(argv, log, server_env);
   REQUIRE(child.ok());
   server_ = std::move(*child);
   const std::string marker = "listening on ";

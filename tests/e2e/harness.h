@@ -54,8 +54,9 @@ class Harness {
 
   static std::string Bin(const std::string& name);
 
-  // Added to every CLI run and worker start (tokens, TLS flags, env).
-  std::vector<std::string> cli_env, cli_flags, worker_env, worker_flags;
+  // Added to every CLI run and worker start (tokens, TLS flags, env), and
+  // to the server's environment.
+  std::vector<std::string> cli_env, cli_flags, worker_env, worker_flags, server_env;
   std::vector<std::string> verifier_flags;  // added to every verifier start
 
  private:

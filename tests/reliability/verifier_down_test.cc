@@ -14,31 +14,13 @@
 #include "gpu_worker/dial.h"
 #include "tests/e2e/harness.h"
 #include "tests/reliability/store_count.h"
+#include "tests/reliability/submit.h"
 
 namespace argus::reliability {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using e2e::Harness;
-
-grpc::Status SubmitTune(v1::JobService::Stub* jobs, int64_t n, std::string* id) {
-  v1::SubmitJobRequest req;
-  v1::JobSpec* spec = req.mutable_spec();
-  spec->set_kind(v1::JOB_KIND_TUNE);
-  spec->set_target("interp");
-  spec->set_max_candidates(4);
-  spec->set_client("verifier-down");
-  spec->mutable_problem()->set_family("softmax");
-  spec->mutable_problem()->set_dtype("f32");
-  (*spec->mutable_problem()->mutable_shape())["R"] = 4;
-  (*spec->mutable_problem()->mutable_shape())["N"] = n;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-  v1::SubmitJobResponse resp;
-  auto st = jobs->SubmitJob(&ctx, req, &resp);
-  *id = resp.job().id();
-  return st;
-}
 
 TEST_CASE("the verifier service down mid-job: jobs wait and resume, none fails", "[reliability]") {
   constexpr int kJobs = 3;
@@ -49,7 +31,7 @@ TEST_CASE("the verifier service down mid-job: jobs wait and resume, none fails",
   auto jobs = v1::JobService::NewStub(worker::Dial(h.address(), {}));
   for (int i = 0; i < kJobs; ++i) {
     std::string id;
-    REQUIRE(SubmitTune(jobs.get(), 256 << i, &id).ok());
+    REQUIRE(SubmitTune(jobs.get(), 256 << i, 4, "verifier-down", &id).ok());
   }
   const std::string steps = "SELECT COUNT(*) FROM trajectory_steps";
   REQUIRE(Harness::WaitFor([&] { return Count(h.db(), steps) >= 1; }, 60'000));
