@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "argus/v1/jobs.grpc.pb.h"
 #include "gpu_worker/daemon.h"
 #include "nlohmann/json.hpp"
@@ -187,16 +188,26 @@ TEST_CASE("bad tune requests are refused with a reason", "[planner]") {
 TEST_CASE("a worker that cannot run candidates fails the job with the reason", "[planner]") {
   Stack s("nohandler", {}, true, /*interp_handler=*/false);
   v1::Job job = s.Tune(SoftmaxSpec(8, 512, 3));
+  INFO(job.error());
   REQUIRE(job.state() == v1::JOB_STATE_FAILED);
-  // Nothing measured: no parent for knob moves, so the policy stops after the template.
-  CHECK(job.error().find("no candidate passed (1 tried)") != std::string::npos);
-  CHECK(job.error().find("no handler for task kind 'candidate'") != std::string::npos);
+  // Nothing measured: no parent for knob moves, so the policy stops after the
+  // family's templates, one step each.
   auto rows = *s.store()->ListTrajectory(job.id());
-  REQUIRE(rows.size() == 1);
+  REQUIRE(!rows.empty());
+  CHECK(rows.size() <= 3);
+  CHECK(job.error().find(absl::StrCat("no candidate passed (", rows.size(), " tried)")) !=
+        std::string::npos);
+  // The template the worker was given failed there, with the worker's reason.
+  int worker_errors = 0;
   for (const auto& r : rows) {
-    CHECK(json::parse(r.detail_json)["outcome"]["outcome"] == "worker_error");
+    json d = json::parse(r.detail_json);
     CHECK(r.reward == 0);
+    if (d["outcome"]["outcome"] != "worker_error") continue;
+    ++worker_errors;
+    CHECK(d["outcome"].value("message", "").find("no handler for task kind 'candidate'") !=
+          std::string::npos);
   }
+  CHECK(worker_errors >= 1);
 }
 
 TEST_CASE("a tune job interrupted by a server restart resumes from its trajectory", "[planner]") {
