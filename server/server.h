@@ -28,7 +28,6 @@ class Authenticator;  // proto/auth.h
 
 namespace argus::server {
 
-
 struct ServerOptions {
   std::string listen = "127.0.0.1:0";
   std::string db_path = "argus.db";
@@ -42,10 +41,10 @@ struct ServerOptions {
   planner::PlannerOptions planner;
   // Security and input limits (server/auth.h). Empty files: open, plaintext.
   std::string token_file, worker_token_file, admin_token_file;
-  std::string read_token_file;                // dashboard reads (server/dashboard)
-  std::string tls_cert, tls_key, tls_ca;      // tls_ca: require client certificates (mTLS)
-  int max_source_bytes = 256 << 10;           // JobSpec.source
-  int max_candidates = 1000;                  // JobSpec.max_candidates
+  std::string read_token_file;            // dashboard reads (server/dashboard)
+  std::string tls_cert, tls_key, tls_ca;  // tls_ca: require client certificates (mTLS)
+  int max_source_bytes = 256 << 10;       // JobSpec.source
+  int max_candidates = 1000;              // JobSpec.max_candidates
   // Request and response bounds (server/limits.h).
   int max_result_bytes = 256 << 10;                // ReportResultRequest.result_json
   int64_t max_deadline_ms = 7 * 24 * 3'600'000LL;  // longer JobSpec.deadline_ms are clamped

@@ -42,8 +42,8 @@ struct ServiceOptions {
   int default_solver_timeout_ms = 60000;
   int max_solver_timeout_ms = 600000;
   int64_t max_source_bytes = 1 << 20;
-  int64_t default_deadline_ms = 60000;              // when the request sets none
-  int64_t max_request_ms = 30000;  // the most one request may run, whatever its deadline
+  int64_t default_deadline_ms = 60000;  // when the request sets none
+  int64_t max_request_ms = 30000;       // the most one request may run, whatever its deadline
   std::shared_ptr<const auth::Authenticator> auth;  // null or no tokens: open
   auth::TlsFiles tls;                               // empty: plaintext
 };
