@@ -32,7 +32,7 @@ json RunInterp(const kb::Template& t, const Config& c, const Problem& p) {
   return json::parse(*r);
 }
 
-TEST_CASE("shapes parse positionally or by name; bad problems are refused", "[planner]") {
+TEST_CASE("shapes parse positionally or by name - bad problems are refused", "[planner]") {
   CHECK(*ParseShape("gemm", "4096x4096x4096") ==
         std::map<std::string, int64_t>{{"M", 4096}, {"N", 4096}, {"K", 4096}});
   CHECK(ParseShape("gemm", "M=8,N=16,K=32")->at("N") == 16);

@@ -70,7 +70,7 @@ TEST_CASE("a job with tasks is leased, reported and finished", "[store]") {
   CHECK(done->result_json().find("\"x\":2") != std::string::npos);
 }
 
-TEST_CASE("an expired lease returns the task to the queue; too many expiries fail it", "[store]") {
+TEST_CASE("an expired lease returns the task to the queue - too many expiries fail it", "[store]") {
   auto store = JobStore::Open(TempDb(), {.lease_ms = 100, .max_attempts = 2});
   REQUIRE(store.ok());
   auto w1 = (*store)->RegisterWorker(Inv("interp"), "", 0);

@@ -284,7 +284,7 @@ HostTensor HostMoe(const RunSpec& s, const std::vector<HostTensor>& t, Act act =
   return y;
 }
 
-TEST_CASE("MoE check: routed ids are distinct experts; right, wrong and sampled", "[runner]") {
+TEST_CASE("MoE check: routed ids are distinct experts - right and wrong and sampled", "[runner]") {
   RunSpec s;
   std::string err;
   REQUIRE(ParseRunSpec(MoeSpec(6, 16, 24, 5, 3), &s, &err));

@@ -154,7 +154,7 @@ TEST_CASE("dashboard: unknown things are 404, wrong methods 405, with no echo of
   CHECK(Call(d, "GET", "/api/jobs/x/cancel").status == 405);
 }
 
-TEST_CASE("dashboard: read-only without a token; cancel needs the bearer token") {
+TEST_CASE("dashboard: read-only without a token - cancel needs the bearer token") {
   Fixture f;
   v1::JobSpec probe;
   probe.set_kind(v1::JOB_KIND_PROBE);

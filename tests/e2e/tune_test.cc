@@ -194,7 +194,7 @@ TEST_CASE("argus tune without a server: list, result and export read its store a
 // result names what the kernel was tuned for; export --dims re-targets the
 // tuned kernel at another shape, verified there first, and refuses a shape
 // it does not serve with the verifier's counterexample.
-TEST_CASE("argus result shows the problem and constants; export --dims verifies a new shape",
+TEST_CASE("argus result shows the problem and constants - export --dims verifies a new shape",
           "[e2e][tune]") {
   Harness h;
   const std::string job = TuneWithoutServer(h, 2);

@@ -103,7 +103,7 @@ TEST_CASE("a tune job runs verified candidates on a worker and records every ste
 // from tests/verifier/bugs. That candidate is rejected before any worker
 // sees it, its counterexample stored with the step and the candidate; the
 // clean templates run.
-TEST_CASE("the verifier gate rejects a seeded bug with its counterexample; clean ones run",
+TEST_CASE("the verifier gate rejects a seeded bug with its counterexample - clean ones run",
           "[planner]") {
   const std::string src = ARGUS_SOURCE_DIR;
   // A copy of the source tree's kb/.

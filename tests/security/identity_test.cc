@@ -305,7 +305,7 @@ TEST_CASE("the dashboard's reads need a read token unless --open_dashboard",
   CHECK(refused == 12);
 }
 
-TEST_CASE("argus-verifier takes tokens and TLS; the server and workers that call it pass them",
+TEST_CASE("argus-verifier takes tokens and TLS and the server and workers that call it pass them",
           "[security][identity]") {
   e2e::Harness h;
   std::string dir = h.dir();
